@@ -1,0 +1,23 @@
+"""The pure-Python DeNOC dynamics core (numpy/scipy only; no ROS import).
+
+One algorithm per module, each citing the paper and equations it implements:
+
+=====================  =============================================================
+module                 algorithm
+=====================  =============================================================
+``urdf``               URDF -> serial chain (fixed joints merged, side branches)
+``kinematics``         DeNOC quantities e_i, d_i, C_i, B_ij, p_i, M_i (000 eqs. 1-15)
+``inverse_dynamics``   recursive inverse dynamics, tau = N^T w* (000 eqs. 10-18)
+``gim``                GIM by composite bodies, i_ij = p_i^T M~_i B_ij p_j (000 eq. 22)
+``udu``                I = U D U^T by reverse Gaussian elimination (000 §5.1, 002, 004)
+``inverse_inertia``    analytical I^-1 = U^-T D^-1 U^-1 (000 eqs. 36-41)
+``forward_dynamics``   O(n) three-sweep forward dynamics (002 eqs. 14-19); Cholesky
+``composite_body``     H and b about the base origin (paper 003)
+``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
+=====================  =============================================================
+"""
+
+from .robot import load_urdf, Robot
+from .urdf import build_chain, Chain
+
+__all__ = ['load_urdf', 'Robot', 'build_chain', 'Chain']

@@ -1,0 +1,49 @@
+"""O(n) forward dynamics by the three recursive sweeps (paper 002, eqs. 14-19).
+
+With phi = tau - ID(q, qd, 0) (Coriolis, centrifugal, gravity and external wrenches
+removed), I qdd = phi is solved as U tau^ = phi, D tau~ = tau^, U^T qdd = tau~,
+without forming I:
+
+    backward i = n..1:  tau^_i = phi_i - p_i^T eta_{i,i+1},   eta_i = psi_i tau^_i + eta_{i,i+1},
+                        eta_{i-1,i} = B_{i,i-1}^T eta_i                     (002 eqs. 14-16)
+    diagonal:           tau~_i = tau^_i / m^_i                              (002 eq. 17)
+    forward i = 1..n:   mu_{i,i-1} = B_{i,i-1} mu_{i-1},
+                        qdd_i = tau~_i - psi_i^T mu_{i,i-1},  mu_i = p_i qdd_i + mu_{i,i-1}
+                                                                            (002 eqs. 18-19)
+
+psi_i and m^_i come from the articulated-body sweep of :mod:`.udu`.  Referred to the
+base origin B = 1 (see :mod:`.kinematics`).  The O(n^3) reference solves the same
+system with the composite-body GIM and a Cholesky factorization.
+"""
+
+import numpy as np
+
+from .gim import inertia_matrix
+from .spatial import dot
+from .udu import articulated_bodies
+
+
+def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
+    """Return qdd with I qdd = phi by the three O(n) sweeps (002 eqs. 14-19)."""
+    psi, m_hat = articulated_bodies(kin)
+    p = kin.p
+    n = p.shape[-2]
+    tau_hat = np.empty(phi.shape)
+    eta = np.zeros(phi.shape[:-1] + (6,))
+    for i in range(n - 1, -1, -1):
+        tau_hat[..., i] = phi[..., i] - dot(p[..., i, :], eta)
+        eta = eta + psi[..., i, :] * tau_hat[..., i, None]
+    tau_tilde = tau_hat / m_hat
+    qdd = np.empty(phi.shape)
+    mu = np.zeros(phi.shape[:-1] + (6,))
+    for i in range(n):
+        qdd[..., i] = tau_tilde[..., i] - dot(psi[..., i, :], mu)
+        mu = mu + p[..., i, :] * qdd[..., i, None]
+    return qdd
+
+
+def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
+    """Return qdd with I qdd = phi from the GIM (000 eq. 22) and its Cholesky factor."""
+    L = np.linalg.cholesky(inertia_matrix(kin))
+    y = np.linalg.solve(L, phi[..., None])
+    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]

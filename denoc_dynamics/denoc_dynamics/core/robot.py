@@ -1,0 +1,202 @@
+"""The public face of the core: a serial robot loaded from a URDF.
+
+Every method takes one state (q of shape (n,)) or a batch (q of shape (..., n)) and
+returns the matching shapes; both go through the same code.  Non-finite input, or
+input whose last axis is not n, raises ValueError.
+"""
+
+from typing import Dict, Optional
+
+import numpy as np
+
+from . import composite_body
+from .forward_dynamics import solve_cholesky, solve_denoc
+from .gim import inertia_matrix
+from .inverse_dynamics import inverse_dynamics
+from .inverse_inertia import inverse_inertia_matrix
+from .kinematics import JointMotionBasis, Kinematics
+from .udu import udu
+from .urdf import build_chain, Chain
+
+#: Chains with at least this many joints use the O(n) DeNOC solve under
+#: ``method="auto"``; shorter ones use the GIM and Cholesky, which costs fewer
+#: numpy calls.  Measured by ``benchmarks/`` (see the README's performance section).
+AUTO_DENOC_MIN_DOF = 30
+
+#: m^_k below this fraction of the composite inertia I_kk means joint k moves no mass.
+ARTICULATED_EPS = 1e-10
+
+FD_METHODS = ('auto', 'denoc', 'cholesky')
+
+
+class Robot:
+    """A fixed-base serial chain with the DeNOC dynamics algorithms."""
+
+    def __init__(self, chain: Chain, gravity=(0.0, 0.0, -9.81)):
+        """Wrap a :class:`Chain`; check that every joint moves some mass."""
+        self.chain = chain
+        self.gravity = np.asarray(gravity, dtype=float)
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+            raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
+        self._basis = JointMotionBasis(chain)
+        self._check_articulated_inertias()
+
+    # --- description -------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Return the number of joints (degrees of freedom)."""
+        return self.chain.n
+
+    @property
+    def joint_names(self):
+        """Return the chain's joint names in path order."""
+        return list(self.chain.joint_names)
+
+    def summary(self) -> str:
+        """Return a readable description of the chain as the model sees it."""
+        c = self.chain
+        lines = [f'robot {c.name!r}: {c.n} joints from {c.base_link!r} to {c.tip_link!r}',
+                 f'gravity (base frame): {self.gravity.tolist()}']
+        header = f'{"#":>2} {"joint":<24}{"type":<11}{"mass [kg]":>11}  merged links'
+        lines.append(header)
+        for k in range(c.n):
+            kind = ('prismatic' if c.prismatic[k] else
+                    'continuous' if c.continuous[k] else 'revolute')
+            lines.append(f'{k + 1:>2} {c.joint_names[k]:<24}{kind:<11}{c.mass[k]:>11.4f}  '
+                         + ', '.join(c.merged_links[k]))
+        lines.append(f'total moving mass: {c.mass.sum():.4f} kg')
+        lines.append(f'static (base) links, inertia ignored for a fixed base: '
+                     f'{", ".join(c.static_links)} ({c.root_mass_ignored:.4f} kg)')
+        if c.locked_joints:
+            locked = ', '.join(f'{k}={v:g}' for k, v in c.locked_joints.items())
+            lines.append(f'locked side-branch joints: {locked}')
+        if c.dropped_links:
+            lines.append(f'dropped side-branch links: {", ".join(c.dropped_links)}')
+        return '\n'.join(lines)
+
+    # --- input checking ----------------------------------------------------------
+    def _state(self, x, name: str) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != self.n:
+            raise ValueError(f'{name} must have shape (..., {self.n}), got {x.shape}')
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f'{name} contains NaN or Inf')
+        return x
+
+    def _states(self, **arrays):
+        checked = [self._state(value, name) for name, value in arrays.items()]
+        try:
+            return np.broadcast_arrays(*checked)
+        except ValueError as exc:
+            shapes = {name: np.shape(value) for name, value in arrays.items()}
+            raise ValueError(f'batch shapes do not broadcast: {shapes}') from exc
+
+    def _wrenches(self, f_ext, batch_shape):
+        if f_ext is None:
+            return None
+        f_ext = np.asarray(f_ext, dtype=float)
+        if f_ext.shape[-2:] != (self.n, 6) or not np.all(np.isfinite(f_ext)):
+            raise ValueError(f'f_ext must be finite with shape (..., {self.n}, 6), '
+                             f'got {f_ext.shape}')
+        return np.broadcast_to(f_ext, batch_shape + (self.n, 6))
+
+    def kinematics(self, q) -> Kinematics:
+        """Return the DeNOC kinematic quantities at q (000 eqs. 1-15)."""
+        return Kinematics(self.chain, self._basis, self._state(q, 'q'))
+
+    # --- dynamics ----------------------------------------------------------------
+    def inertia_matrix(self, q) -> np.ndarray:
+        """Return the GIM (..., n, n) by composite bodies (000 eq. 22)."""
+        return inertia_matrix(self.kinematics(q))
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        """Return the joint efforts tau = ID(q, qd, qdd) (000 eqs. 10-18).
+
+        ``f_ext`` (..., n, 6): external wrenches [moment about C_i; force] on each
+        body, in the base frame.
+        """
+        q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
+        kin = Kinematics(self.chain, self._basis, q)
+        return inverse_dynamics(kin, qd, qdd, self.gravity,
+                                self._wrenches(f_ext, q.shape[:-1]))
+
+    def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
+        """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
+        q, qd = self._states(q=q, qd=qd)
+        return self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
+
+    def gravity_torques(self, q) -> np.ndarray:
+        """Return ID(q, 0, 0), the efforts that hold the chain still against gravity."""
+        q = self._state(q, 'q')
+        zero = np.zeros_like(q)
+        return self.inverse_dynamics(q, zero, zero)
+
+    def forward_dynamics(self, q, qd, tau, method: str = 'auto', f_ext=None) -> np.ndarray:
+        """Return qdd = FD(q, qd, tau).
+
+        ``method``: ``"denoc"``, the O(n) three-sweep solve (002 eqs. 14-19);
+        ``"cholesky"``, the O(n^3) reference with the GIM; ``"auto"`` picks the faster
+        for this chain length (:data:`AUTO_DENOC_MIN_DOF`).
+        """
+        if method not in FD_METHODS:
+            raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
+        q, qd, tau = self._states(q=q, qd=qd, tau=tau)
+        kin = Kinematics(self.chain, self._basis, q)
+        phi = tau - inverse_dynamics(kin, qd, np.zeros_like(q), self.gravity,
+                                     self._wrenches(f_ext, q.shape[:-1]))
+        if method == 'auto':
+            method = 'denoc' if self.n >= AUTO_DENOC_MIN_DOF else 'cholesky'
+        solve = solve_denoc if method == 'denoc' else solve_cholesky
+        return solve(kin, phi)
+
+    def udu(self, q):
+        """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-35)."""
+        return udu(self.kinematics(q))
+
+    def inverse_inertia_matrix(self, q) -> np.ndarray:
+        """Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41)."""
+        return inverse_inertia_matrix(self.kinematics(q))
+
+    def composite_body(self, q, qd):
+        """Return (H, b) by the composite-body method about the base origin (paper 003)."""
+        q, qd = self._states(q=q, qd=qd)
+        kin = Kinematics(self.chain, self._basis, q)
+        return (composite_body.inertia_matrix(kin),
+                composite_body.bias_vector(kin, qd, self.gravity))
+
+    def kinetic_energy(self, q, qd) -> np.ndarray:
+        """Return T = qd^T I qd / 2."""
+        q, qd = self._states(q=q, qd=qd)
+        return 0.5 * np.einsum('...i,...ij,...j->...', qd, self.inertia_matrix(q), qd)
+
+    def potential_energy(self, q) -> np.ndarray:
+        """Return V = -sum m_i g . C_i (zero at the base origin)."""
+        kin = self.kinematics(q)
+        return -np.einsum('i,...ij,j->...', kin.m, kin.C, self.gravity)
+
+    def _check_articulated_inertias(self):
+        kin = Kinematics(self.chain, self._basis, np.zeros(self.n))
+        with np.errstate(divide='ignore', invalid='ignore'):
+            _, m_hat = udu(kin)
+        I_kk = np.diagonal(inertia_matrix(kin))
+        for k in range(self.n):
+            if not (m_hat[k] > ARTICULATED_EPS * I_kk[k]) or not I_kk[k] > 0.0:
+                raise ValueError(
+                    f'joint {self.chain.joint_names[k]!r} moves no mass: its articulated-body '
+                    f'inertia m^_{k + 1} = {m_hat[k]:.3g} (composite {I_kk[k]:.3g}); add mass '
+                    f'or inertia to link {self.chain.link_names[k]!r} or the links beyond it')
+
+
+def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
+              gravity=(0.0, 0.0, -9.81), side_branches: str = 'lock',
+              locked_positions: Optional[Dict[str, float]] = None) -> Robot:
+    """Load a URDF file or XML string as a :class:`Robot`.
+
+    ``base_link`` defaults to the URDF root and ``tip_link`` to the single leaf below
+    it.  ``side_branches``: ``"lock"`` keeps links off the base-tip path rigidly at
+    ``locked_positions`` (default 0), ``"drop"`` discards them.  ``gravity`` is in the
+    base-link frame.
+    """
+    chain = build_chain(path_or_xml, base_link=base_link, tip_link=tip_link,
+                        side_branches=side_branches, locked_positions=locked_positions)
+    return Robot(chain, gravity=gravity)

@@ -1,0 +1,34 @@
+"""ament_python package: the DeNOC dynamics core and its ROS 2 nodes."""
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'denoc_dynamics'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
+        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+        (os.path.join('share', package_name, 'urdf'), glob('urdf/*.urdf')),
+    ],
+    package_data={package_name: ['urdf/*.urdf']},
+    install_requires=['setuptools', 'numpy', 'scipy', 'yourdfpy'],
+    extras_require={'test': ['pytest', 'pin', 'example-robot-data']},
+    zip_safe=True,
+    maintainer='denoc_dynamics developers',
+    maintainer_email='dev@denoc.invalid',
+    description='Robot dynamics by the Decoupled Natural Orthogonal Complement (DeNOC), '
+                'with ROS 2 dynamics and simulation nodes.',
+    license='Apache-2.0',
+    entry_points={
+        'console_scripts': [
+            'denoc-dynamics = denoc_dynamics.cli:main',
+        ],
+    },
+)
