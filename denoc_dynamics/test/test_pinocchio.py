@@ -128,24 +128,12 @@ def rotate_inertial_frames(robot: ET.Element) -> None:
         origin.set('rpy', f'{0.3 + 0.1 * k} {-0.7 + 0.2 * k} {1.1 - 0.3 * k}')
 
 
-def zero_inertia(*links: str) -> Callable[[ET.Element], None]:
-    """Return a URDF edit that sets the inertia tensors of ``links`` to zero."""
-    def edit(robot: ET.Element) -> None:
-        for link in robot.findall('link'):
-            if link.get('name') in links:
-                inertia = link.find('inertial/inertia')
-                for key in list(inertia.attrib):
-                    inertia.set(key, '0')
-    return edit
-
-
 UR_JOINTS = ('shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint',
              'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint')
 PANDA_JOINTS = tuple(f'panda_joint{i}' for i in range(1, 8))
 BAXTER_LEFT_JOINTS = ('left_s0', 'left_s1', 'left_e0', 'left_e1', 'left_w0', 'left_w1',
                       'left_w2')
 TIAGO_ARM_JOINTS = ('torso_lift_joint',) + tuple(f'arm_{i}_joint' for i in range(1, 8))
-TIAGO_ANTENNAS = zero_inertia('base_antenna_left_link', 'base_antenna_right_link')
 
 ARMS = [
     # Universal Robots: URDF root "world"; leaves "base", "ee_link" and "tool0" (all
@@ -208,12 +196,12 @@ ARMS = [
         ('shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll'),
         tip_link='gripper_frame_link'),
     # TIAGo: mobile base held fixed; prismatic torso lift then the 7-DoF arm. Its two
-    # 1e-6 kg antenna links, fixed to the base, have indefinite inertia tensors, which the
-    # core rejects; they cannot affect a fixed-base chain, so both sides get them zeroed.
+    # 1e-6 kg antenna links, fixed to the base, have slightly indefinite inertia tensors;
+    # they never move, so the core does not read them and the files load as shipped.
     Arm('tiago-arm-no-hand', 'tiago_description/robots/tiago_no_hand.urdf',
-        TIAGO_ARM_JOINTS, tip_link='wrist_ft_tool_link', edit=TIAGO_ANTENNAS),
+        TIAGO_ARM_JOINTS, tip_link='wrist_ft_tool_link'),
     Arm('tiago-arm-hand-locked', 'tiago_description/robots/tiago.urdf', TIAGO_ARM_JOINTS,
-        tip_link='hand_palm_link', edit=TIAGO_ANTENNAS),
+        tip_link='hand_palm_link'),
     # PR2 left arm: prismatic torso carrying the head, laser and right arm (locked),
     # continuous forearm and wrist roll joints.
     Arm('pr2-left-arm', 'pr2_description/urdf/pr2.urdf',

@@ -269,12 +269,17 @@ def build_chain(source, base_link: Optional[str] = None, tip_link: Optional[str]
 
     parts = [[] for _ in range(n + 1)]
     merged = [[] for _ in range(n + 1)]
+    root_mass = 0.0
     for name, k in body_of.items():
+        if k == 0:      # static: never moves, never read (only its mass is reported)
+            inertial = links[name].inertial
+            root_mass += float(getattr(inertial, 'mass', None) or 0.0)
+            merged[0].append(name)
+            continue
         mass, com, I_c = _link_inertia(links[name])
         R, p = pose[name][:3, :3], pose[name][:3, 3]
         parts[k].append((mass, R @ com + p, R @ I_c @ R.T))
         merged[k].append(name)
-    root_mass = sum(m for m, _, _ in parts[0])
 
     X_tree = np.empty((n, 4, 4))
     axis = np.empty((n, 3))
