@@ -11,6 +11,10 @@ from denoc_dynamics.cli import main, run
 from denoc_dynamics.resources import bundled_urdf
 
 
+def _text(x):
+    return ' '.join(repr(float(v)) for v in x)
+
+
 def test_info_lists_the_chain():
     text = run(['info'])
     assert "7 joints from 'base_link' to 'flange'" in text
@@ -24,13 +28,13 @@ def test_fd_id_inertia_match_the_library():
     q = np.linspace(-0.6, 0.6, 7)
     qd = np.linspace(0.3, -0.3, 7)
     tau = np.arange(7.0)
-    args = ['--q', ' '.join(map(repr, q)), '--qd', ','.join(map(repr, qd)), '--json']
-    fd = json.loads(run(['fd', *args, '--tau', ' '.join(map(repr, tau)), '--method', 'denoc']))
+    args = ['--q', _text(q), '--qd', ','.join(repr(float(v)) for v in qd), '--json']
+    fd = json.loads(run(['fd', *args, '--tau', _text(tau), '--method', 'denoc']))
     np.testing.assert_allclose(fd['qdd'], robot.forward_dynamics(q, qd, tau), rtol=1e-12)
     qdd = np.asarray(fd['qdd'])
-    ident = json.loads(run(['id', *args, '--qdd', ' '.join(map(repr, qdd))]))
+    ident = json.loads(run(['id', *args, '--qdd', _text(qdd)]))
     np.testing.assert_allclose(ident['tau'], tau, atol=1e-9)
-    inertia = json.loads(run(['inertia', '--q', ' '.join(map(repr, q)), '--udu', '--inverse',
+    inertia = json.loads(run(['inertia', '--q', _text(q), '--udu', '--inverse',
                               '--json']))
     M = np.array(inertia['inertia'])
     np.testing.assert_allclose(M, robot.inertia_matrix(q), rtol=1e-12)
