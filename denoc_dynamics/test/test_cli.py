@@ -30,7 +30,7 @@ def test_fd_id_inertia_match_the_library():
     tau = np.arange(7.0)
     args = ['--q', _text(q), '--qd', ','.join(repr(float(v)) for v in qd), '--json']
     fd = json.loads(run(['fd', *args, '--tau', _text(tau), '--method', 'denoc']))
-    np.testing.assert_allclose(fd['qdd'], robot.forward_dynamics(q, qd, tau), rtol=1e-12)
+    np.testing.assert_allclose(fd['qdd'], robot.forward_dynamics(q, qd, tau, 'denoc'), rtol=1e-12)
     qdd = np.asarray(fd['qdd'])
     ident = json.loads(run(['id', *args, '--qdd', _text(qdd)]))
     np.testing.assert_allclose(ident['tau'], tau, atol=1e-9)
