@@ -1,4 +1,5 @@
-"""denoc_dynamics: robot dynamics by Saha's Decoupled Natural Orthogonal Complement.
+"""
+denoc_dynamics: robot dynamics by Saha's Decoupled Natural Orthogonal Complement.
 
 ``from denoc_dynamics import load_urdf`` gives the pure-Python core; the ROS 2 nodes
 live in :mod:`denoc_dynamics.ros` and are imported only when used.

@@ -8,7 +8,8 @@ DEFAULT_ROBOT = 'denoc_arm7'
 
 
 def urdf_dir() -> Path:
-    """Return the folder that holds the bundled URDFs.
+    """
+    Return the folder that holds the bundled URDFs.
 
     Looks in the ament share folder (a colcon or ROS install), then beside the source
     tree, then under sys.prefix.
@@ -20,7 +21,7 @@ def urdf_dir() -> Path:
         candidates.append(Path(get_package_share_directory('denoc_dynamics')) / 'urdf')
     except Exception:  # not a ROS environment, or the package is not indexed
         pass
-    candidates += [here.parents[3] / 'share' / 'denoc_dynamics' / 'urdf',  # lib/pythonX/site-packages
+    candidates += [here.parents[3] / 'share' / 'denoc_dynamics' / 'urdf',  # colcon install
                    here.parent / 'urdf',                                     # source tree
                    Path(sys.prefix) / 'share' / 'denoc_dynamics' / 'urdf']
     for path in candidates:

@@ -4,11 +4,10 @@ import json
 import subprocess
 import sys
 
-import numpy as np
-
 from denoc_dynamics import load_urdf
 from denoc_dynamics.cli import main, run
 from denoc_dynamics.resources import bundled_urdf
+import numpy as np
 
 
 def _text(x):

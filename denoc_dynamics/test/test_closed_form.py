@@ -1,15 +1,15 @@
-"""Saha's 3-link planar arm in closed form (paper 000, §6, eqs. 42-48).
+"""
+Saha's 3-link planar arm in closed form (paper 000, §6, eqs. 42-48).
 
 The GIM entries (43a-f), the UDU^T factors (45-46) and the inverse (47-48) are
 written out by hand for uniform rods (I_i = m_i l_i^2 / 12) and compared with the
 general algorithms at random lengths, masses and angles.
 """
 
-import numpy as np
-import pytest
-
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+import numpy as np
+import pytest
 from urdf_factory import planar_urdf
 
 
@@ -32,7 +32,8 @@ def closed_form_gim(theta, l, m):
 
 
 def closed_form_udu(I):
-    """Return (alpha12, alpha13, alpha23, m_hat) from 000 eq. 45.
+    """
+    Return (alpha12, alpha13, alpha23, m_hat) from 000 eq. 45.
 
     The bracketed terms of eq. 45 are the GIM entries of eq. 43, e.g.
     I_3 + m_3 d_3^T rho_13 = i_31.
@@ -46,7 +47,8 @@ def closed_form_udu(I):
 
 
 def closed_form_inverse(a12, a13, a23, m_hat):
-    """Return I^-1 from 000 eqs. 47-48, with U^-1 = [[1, u12, u13], [0, 1, u23], [0, 0, 1]].
+    """
+    Return I^-1 from 000 eqs. 47-48, with U^-1 = [[1, u12, u13], [0, 1, u23], [0, 0, 1]].
 
     The OCR of eqs. 47-48 garbles the signs; the entries of U^-1 are
     u12 = -alpha12, u23 = -alpha23, u13 = alpha12 alpha23 - alpha13 (eq. 39).

@@ -1,4 +1,5 @@
-"""Every algorithm against an independent one, on random chains and the bundled arm.
+"""
+Every algorithm against an independent one, on random chains and the bundled arm.
 
 GIM = the columns of ID; FD(ID(qdd)) = qdd by both FD methods; U D U^T = GIM; the
 analytical inverse times the GIM = 1; the composite-body H and b (003) = the GIM and
@@ -6,11 +7,10 @@ ID(q, qd, 0); the origin-referred GIM = Saha's literal N^T M N with mass-centre
 twists (000 eqs. 13-19); batched calls = looped single calls.
 """
 
-import numpy as np
-import pytest
-
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+import numpy as np
+import pytest
 from urdf_factory import random_chain_urdf
 
 CASES = [(seed, n) for seed, n in enumerate((1, 2, 3, 5, 7, 7, 10, 16))]

@@ -1,4 +1,5 @@
-"""Energy conservation: torque-free RK4 runs with gravity on the 7-DOF arm.
+"""
+Energy conservation: torque-free RK4 runs with gravity on the 7-DOF arm.
 
 With no damping and no torque, T + V must stay constant.  Two checks:
 
@@ -10,11 +11,10 @@ With no damping and no torque, T + V must stay constant.  Two checks:
   in the dynamics would leave a drift that does not vanish with the step.
 """
 
-import numpy as np
-import pytest
-
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+import numpy as np
+import pytest
 
 
 def rk4_energy_drift(robot, q, qd, method, steps=1000, h=1e-3):

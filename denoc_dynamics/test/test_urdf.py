@@ -1,11 +1,10 @@
 """URDF -> chain: merging, side branches, defaults, and a clear error for each bad input."""
 
-import numpy as np
-import pytest
-
 from denoc_dynamics import load_urdf
 from denoc_dynamics.core.urdf import merge_inertias
 from denoc_dynamics.resources import bundled_urdf
+import numpy as np
+import pytest
 from urdf_factory import planar_urdf, random_inertia
 
 INERTIA = '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
@@ -109,7 +108,7 @@ def test_root_inertia_is_ignored_and_reported():
 
 
 def _hand_robot():
-    """A 2-joint arm whose tip link 'hand' carries two prismatic fingers."""
+    """Return a 2-joint arm whose tip link 'hand' carries two prismatic fingers."""
     return robot(
         link('a'), joint('j1', 'base', 'a', axis='0 0 1'),
         link('hand', xyz='0.05 0 0'), joint('j2', 'a', 'hand', xyz='0.3 0 0'),
@@ -155,6 +154,7 @@ def test_merge_inertias_is_mass_weighted():
     assert mass == pytest.approx(3.5)
     np.testing.assert_allclose(com, sum(m * c for m, c, _ in parts) / 3.5)
     # about the origin, inertias simply add: check via the parallel-axis shift
+
     def about_origin(m, c, I):
         return I + m * (c @ c * np.eye(3) - np.outer(c, c))
     np.testing.assert_allclose(about_origin(mass, com, inertia),

@@ -3,15 +3,22 @@
 import numpy as np
 
 
+def _v(x):
+    """Return a vector as URDF text."""
+    return ' '.join(repr(float(v)) for v in x)
+
+
 def _inertial(m, com, I, rpy=(0.0, 0.0, 0.0)):
-    return (f'<inertial><origin xyz="{float(com[0])!r} {float(com[1])!r} {float(com[2])!r}" '
-            f'rpy="{float(rpy[0])!r} {float(rpy[1])!r} {float(rpy[2])!r}"/><mass value="{float(m)!r}"/>'
-            f'<inertia ixx="{float(I[0, 0])!r}" ixy="{float(I[0, 1])!r}" ixz="{float(I[0, 2])!r}" '
-            f'iyy="{float(I[1, 1])!r}" iyz="{float(I[1, 2])!r}" izz="{float(I[2, 2])!r}"/></inertial>')
+    return (f'<inertial><origin xyz="{_v(com)}" rpy="{_v(rpy)}"/>'
+            f'<mass value="{float(m)!r}"/><inertia ixx="{float(I[0, 0])!r}" '
+            f'ixy="{float(I[0, 1])!r}" ixz="{float(I[0, 2])!r}" '
+            f'iyy="{float(I[1, 1])!r}" iyz="{float(I[1, 2])!r}" '
+            f'izz="{float(I[2, 2])!r}"/></inertial>')
 
 
 def planar_urdf(lengths, masses, rod=True):
-    """Saha's planar arm (000 §6): revolute z joints, links along x.
+    """
+    Saha's planar arm (000 §6): revolute z joints, links along x.
 
     With ``rod`` each link is a uniform rod (mass centre at l/2, I_zz = m l^2/12);
     otherwise all of its mass sits at the distal joint with zero rotational inertia.
@@ -31,7 +38,8 @@ def planar_urdf(lengths, masses, rod=True):
                      f'<limit lower="-3.14" upper="3.14" effort="100" velocity="5"/></joint>')
         parent, offset = f'link{i}', l
     parts.append(f'<link name="tip"/><joint name="tip_joint" type="fixed"><parent '
-                 f'link="{parent}"/><child link="tip"/><origin xyz="{float(offset)!r} 0 0"/></joint>')
+                 f'link="{parent}"/><child link="tip"/><origin xyz="{float(offset)!r} 0 0"/>'
+                 f'</joint>')
     parts.append('</robot>')
     return ''.join(parts)
 
@@ -45,7 +53,8 @@ def random_inertia(rng, m):
 
 
 def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain'):
-    """Return a random serial chain of n movable joints, with fixed joints sprinkled in.
+    """
+    Return a random serial chain of n movable joints, with fixed joints sprinkled in.
 
     Axes, joint origins (xyz and rpy), masses, mass centres, inertial rpy and full
     inertia tensors are random; a fraction of joints is prismatic.
@@ -70,9 +79,8 @@ def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain'):
                  if kind == 'prismatic' else
                  '<limit lower="-3" upper="3" effort="100" velocity="2"/>')
         parts.append(f'<joint name="joint{i}" type="{kind}"><parent link="{parent}"/>'
-                     f'<child link="link{i}"/><origin xyz="{float(xyz[0])!r} {float(xyz[1])!r} {float(xyz[2])!r}" '
-                     f'rpy="{float(orpy[0])!r} {float(orpy[1])!r} {float(orpy[2])!r}"/>'
-                     f'<axis xyz="{float(axis[0])!r} {float(axis[1])!r} {float(axis[2])!r}"/>{limit}</joint>')
+                     f'<child link="link{i}"/><origin xyz="{_v(xyz)}" rpy="{_v(orpy)}"/>'
+                     f'<axis xyz="{_v(axis)}"/>{limit}</joint>')
         parent = f'link{i}'
         if rng.random() < fixed:
             count += 1
@@ -82,8 +90,8 @@ def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain'):
             parts.append(f'<link name="fixed{count}">'
                          f'{_inertial(m2, rng.uniform(-0.05, 0.05, 3), random_inertia(rng, m2))}'
                          f'</link><joint name="weld{count}" type="fixed"><parent link="{parent}"/>'
-                         f'<child link="fixed{count}"/><origin xyz="{float(xyz[0])!r} {float(xyz[1])!r} '
-                         f'{float(xyz[2])!r}" rpy="{float(orpy[0])!r} {float(orpy[1])!r} {float(orpy[2])!r}"/></joint>')
+                         f'<child link="fixed{count}"/><origin xyz="{_v(xyz)}" '
+                         f'rpy="{_v(orpy)}"/></joint>')
             parent = f'fixed{count}'
     parts.append('</robot>')
     return ''.join(parts)

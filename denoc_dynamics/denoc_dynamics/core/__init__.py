@@ -1,4 +1,5 @@
-"""The pure-Python DeNOC dynamics core (numpy/scipy only; no ROS import).
+"""
+The pure-Python DeNOC dynamics core (numpy/scipy only; no ROS import).
 
 One algorithm per module, each citing the paper and equations it implements:
 

@@ -1,4 +1,5 @@
-"""Composite bodies about the base origin: H and the bias vector b (paper 003).
+"""
+Composite bodies about the base origin: H and the bias vector b (paper 003).
 
 An independent way to form the equations of motion H qdd + b = tau, written with
 3-vectors and every point measured from the base-frame origin, as in paper 003.
@@ -40,7 +41,8 @@ def _composite_moments(kin):
 
 
 def _project(kin, h, L, pairs=False):
-    """Return the component along joint m of momentum-like (h about O, L) about O_m.
+    """
+    Return the component along joint m of momentum-like (h about O, L) about O_m.
 
     u_m . (h - O_m x L) for a revolute joint m, u_m . L for a prismatic one.  With
     ``pairs`` the result is (..., m, j) for the h_j, L_j of every composite body j.

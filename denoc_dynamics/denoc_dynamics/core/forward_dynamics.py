@@ -1,4 +1,5 @@
-"""O(n) forward dynamics by the three recursive sweeps (paper 002, eqs. 14-19).
+"""
+O(n) forward dynamics by the three recursive sweeps (paper 002, eqs. 14-19).
 
 With phi = tau - ID(q, qd, 0) (Coriolis, centrifugal, gravity and external wrenches
 removed), I qdd = phi is solved as U tau^ = phi, D tau~ = tau^, U^T qdd = tau~,

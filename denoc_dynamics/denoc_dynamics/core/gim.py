@@ -1,4 +1,5 @@
-"""The generalized inertia matrix by composite bodies (paper 000, eqs. 19-22).
+"""
+The generalized inertia matrix by composite bodies (paper 000, eqs. 19-22).
 
 The composite body i is bodies i..n welded together; its extended mass is
 

@@ -1,4 +1,5 @@
-"""Recursive inverse dynamics in DeNOC form (paper 000, eqs. 10-18).
+"""
+Recursive inverse dynamics in DeNOC form (paper 000, eqs. 10-18).
 
 With the DeNOC matrices, t = N qd, N = N_l N_d (000 eq. 13), and the equations of
 motion of the chain are tau = N^T w* (000 eqs. 16-18): the joint torques are the
@@ -25,7 +26,8 @@ from .spatial import cross, cross_force, cross_motion, dot, matvec, reverse_cums
 
 def inverse_dynamics(kin, qd: np.ndarray, qdd: np.ndarray, gravity: np.ndarray,
                      f_ext: Optional[np.ndarray] = None) -> np.ndarray:
-    """Return tau = ID(q, qd, qdd) for the chain at the configuration of ``kin``.
+    """
+    Return tau = ID(q, qd, qdd) for the chain at the configuration of ``kin``.
 
     ``gravity`` is the 3-vector g in the base frame.  ``f_ext`` (..., n, 6) holds
     external wrenches [moment about C_i; force] in the base frame acting on each

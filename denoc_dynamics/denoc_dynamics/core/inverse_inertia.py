@@ -1,4 +1,5 @@
-"""The analytical inverse of the GIM, I^-1 = U^-T D^-1 U^-1 (paper 000, eqs. 36-41).
+"""
+The analytical inverse of the GIM, I^-1 = U^-T D^-1 U^-1 (paper 000, eqs. 36-41).
 
 D^-1 = diag(1 / m^_i).  U^-1 is written down from the articulated-body vectors
 without any numerical inversion (000 eqs. 38-41):

@@ -1,4 +1,5 @@
-"""DeNOC kinematic quantities at a configuration q (paper 000, eqs. 1-15).
+"""
+DeNOC kinematic quantities at a configuration q (paper 000, eqs. 1-15).
 
 For each joint/body i, in the base frame at the current q:
 
@@ -31,7 +32,8 @@ from .spatial import cross, skew
 
 
 class JointMotionBasis:
-    """Constants that make each body's local transform cheap to evaluate.
+    """
+    Constants that make each body's local transform cheap to evaluate.
 
     Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k).
     With Rodrigues' formula J = 1 + sin q K + (1 - cos q) K^2 for a revolute joint
@@ -56,7 +58,8 @@ class JointMotionBasis:
 
 
 def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
-    """Return the base-frame poses T_i = A_1 ... A_i of all bodies, shape (..., n, 4, 4).
+    """
+    Return the base-frame poses T_i = A_1 ... A_i of all bodies, shape (..., n, 4, 4).
 
     The running product is a parallel prefix (Hillis-Steele): ceil(log2 n) batched
     matrix products instead of n sequential ones.
@@ -74,7 +77,8 @@ def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
 
 
 class Kinematics:
-    """The DeNOC quantities of a chain at q (000 eqs. 1-15), batched over q's leading axes.
+    """
+    The DeNOC quantities of a chain at q (000 eqs. 1-15), batched over q's leading axes.
 
     Attributes in the base frame: ``R`` (..., n, 3, 3) body orientations, ``O``
     (..., n, 3) joint origins, ``e`` joint axes, ``C`` mass centres, ``d = C - O``,
@@ -110,14 +114,15 @@ class Kinematics:
 
     @property
     def M_C(self) -> np.ndarray:
-        """The extended mass M_i = [[I_i, 0], [0, m_i 1]] at C_i (000 eq. 15)."""
+        """Return the extended mass M_i = [[I_i, 0], [0, m_i 1]] at C_i (000 eq. 15)."""
         M = np.zeros(self.I.shape[:-2] + (6, 6))
         M[..., :3, :3] = self.I
         M[..., 3:, 3:] = self.m[:, None, None] * np.eye(3)
         return M
 
     def B(self, i: int, j: int) -> np.ndarray:
-        """Return the twist-propagation matrix B_ij = [[1, 0], [c_ij x, 1]] (000 eq. 11).
+        """
+        Return the twist-propagation matrix B_ij = [[1, 0], [c_ij x, 1]] (000 eq. 11).
 
         c_ij = C_j - C_i; t_i = B_ij t_j for rigidly connected points (j <= i).
         """
@@ -128,7 +133,8 @@ class Kinematics:
 
 
 def spatial_inertia(m: np.ndarray, c: np.ndarray, I_c: np.ndarray) -> np.ndarray:
-    """Return the extended mass of bodies referred to the base origin.
+    """
+    Return the extended mass of bodies referred to the base origin.
 
     With mass m, mass centre c and inertia I_c about it, M = B_{C,O}^T diag(I_c, m 1)
     B_{C,O} = [[I_c - m [c x]^2, m [c x]], [-m [c x], m 1]].

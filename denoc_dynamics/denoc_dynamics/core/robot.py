@@ -1,4 +1,5 @@
-"""The public face of the core: a serial robot loaded from a URDF.
+"""
+The public face of the core: a serial robot loaded from a URDF.
 
 Every method takes one state (q of shape (n,)) or a batch (q of shape (..., n)) and
 returns the matching shapes; both go through the same code.  Non-finite input, or
@@ -110,7 +111,8 @@ class Robot:
         return inertia_matrix(self.kinematics(q))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
-        """Return the joint efforts tau = ID(q, qd, qdd) (000 eqs. 10-18).
+        """
+        Return the joint efforts tau = ID(q, qd, qdd) (000 eqs. 10-18).
 
         ``f_ext`` (..., n, 6): external wrenches [moment about C_i; force] on each
         body, in the base frame.
@@ -132,7 +134,8 @@ class Robot:
         return self.inverse_dynamics(q, zero, zero)
 
     def forward_dynamics(self, q, qd, tau, method: str = 'auto', f_ext=None) -> np.ndarray:
-        """Return qdd = FD(q, qd, tau).
+        """
+        Return qdd = FD(q, qd, tau).
 
         ``method``: ``"denoc"``, the O(n) three-sweep solve (002 eqs. 14-19);
         ``"cholesky"``, the O(n^3) reference with the GIM; ``"auto"`` picks the faster
@@ -190,7 +193,8 @@ class Robot:
 def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
               gravity=(0.0, 0.0, -9.81), side_branches: str = 'lock',
               locked_positions: Optional[Dict[str, float]] = None) -> Robot:
-    """Load a URDF file or XML string as a :class:`Robot`.
+    """
+    Load a URDF file or XML string as a :class:`Robot`.
 
     ``base_link`` defaults to the URDF root and ``tip_link`` to the single leaf below
     it.  ``side_branches``: ``"lock"`` keeps links off the base-tip path rigidly at

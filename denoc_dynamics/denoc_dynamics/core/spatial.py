@@ -1,4 +1,5 @@
-"""Small vector helpers shared by the algorithms.
+"""
+Small vector helpers shared by the algorithms.
 
 A twist is t = [w; v] and a wrench is [n; f] (angular part first), as in paper 000.
 Every function broadcasts over leading axes, so one state and a batch of states go

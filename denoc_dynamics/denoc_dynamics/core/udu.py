@@ -1,4 +1,5 @@
-"""UDU^T decomposition of the GIM by reverse Gaussian elimination (000 §5.1; 002; 004).
+"""
+UDU^T decomposition of the GIM by reverse Gaussian elimination (000 §5.1; 002; 004).
 
 Eliminating the GIM from its last row upwards leaves the articulated-body inertias
 (000 eqs. 33-35; 004):
@@ -22,7 +23,8 @@ from .spatial import dot, matvec
 
 
 def articulated_bodies(kin):
-    """Return (psi, m_hat): psi_k = M^_k p_k / m^_k (..., n, 6) and m^_k (..., n).
+    """
+    Return (psi, m_hat): psi_k = M^_k p_k / m^_k (..., n, 6) and m^_k (..., n).
 
     The backward recursion of 000 eq. 35 / 002 eq. 11, once over the links.
     """

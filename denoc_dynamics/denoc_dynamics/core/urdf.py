@@ -1,4 +1,5 @@
-"""URDF to serial chain: the model that every DeNOC algorithm reads.
+"""
+URDF to serial chain: the model that every DeNOC algorithm reads.
 
 The URDF is parsed with yourdfpy (meshes are never loaded).  The movable joints on
 the path from ``base_link`` to ``tip_link`` become the coordinates q_1..q_n in path
@@ -34,7 +35,8 @@ UNSUPPORTED_ON_PATH = ('floating', 'planar')
 
 @dataclass
 class Chain:
-    """A fixed-base serial chain of n rigid bodies, read from a URDF.
+    """
+    A fixed-base serial chain of n rigid bodies, read from a URDF.
 
     Arrays are indexed by joint/body k = 0..n-1 (the papers' 1..n).
     """
@@ -117,7 +119,8 @@ def _origin(T) -> np.ndarray:
 
 
 def _link_inertia(link) -> Tuple[float, np.ndarray, np.ndarray]:
-    """Return (mass, mass centre, inertia about it) of a URDF link in its own frame.
+    """
+    Return (mass, mass centre, inertia about it) of a URDF link in its own frame.
 
     The inertial <origin xyz> places the mass centre; its rpy rotates the tensor
     (I_link = R I R^T) but not the offset.  No <inertial> means massless.
@@ -142,7 +145,8 @@ def _link_inertia(link) -> Tuple[float, np.ndarray, np.ndarray]:
 
 
 def merge_inertias(parts: Sequence[Tuple[float, np.ndarray, np.ndarray]]):
-    """Combine (mass, mass centre, inertia about it) triples in one frame.
+    """
+    Combine (mass, mass centre, inertia about it) triples in one frame.
 
     Masses add, the mass centre is the mass-weighted mean, and each inertia is
     moved to the common mass centre by the parallel-axis theorem.
@@ -162,7 +166,8 @@ def merge_inertias(parts: Sequence[Tuple[float, np.ndarray, np.ndarray]]):
 def build_chain(source, base_link: Optional[str] = None, tip_link: Optional[str] = None,
                 side_branches: str = 'lock',
                 locked_positions: Optional[Dict[str, float]] = None) -> Chain:
-    """Read a URDF (path or XML string) into a :class:`Chain`.
+    """
+    Read a URDF (path or XML string) into a :class:`Chain`.
 
     Raises ValueError, naming the joint or link, for malformed XML, unknown links,
     mimic/floating/planar joints on the path, negative masses and inertia tensors
