@@ -29,5 +29,6 @@ def inertia_matrix(kin) -> np.ndarray:
     M_tilde = composite_inertias(kin)
     y = matvec(M_tilde, kin.p)                       # y_i = M~_i p_i
     A = y @ np.swapaxes(kin.p, -1, -2)               # A_ij = p_j^T M~_i p_i
-    lower = np.tril(A)
-    return lower + np.swapaxes(np.tril(A, -1), -1, -2)
+    n = A.shape[-1]
+    lower = np.arange(n)[:, None] >= np.arange(n)
+    return np.where(lower, A, np.swapaxes(A, -1, -2))

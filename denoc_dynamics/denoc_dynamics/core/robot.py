@@ -6,6 +6,7 @@ returns the matching shapes; both go through the same code.  Non-finite input, o
 input whose last axis is not n, raises ValueError.
 """
 
+import math
 from typing import Dict, Optional
 
 import numpy as np
@@ -80,7 +81,8 @@ class Robot:
         x = np.asarray(x, dtype=float)
         if x.ndim == 0 or x.shape[-1] != self.n:
             raise ValueError(f'{name} must have shape (..., {self.n}), got {x.shape}')
-        if not np.all(np.isfinite(x)):
+        # one reduction catches NaN and Inf; only then look element by element
+        if not math.isfinite(x.sum()) and not np.isfinite(x).all():
             raise ValueError(f'{name} contains NaN or Inf')
         return x
 

@@ -9,34 +9,48 @@ through the same code.
 import numpy as np
 
 
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
+_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
+
+
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return a x b for 3-vectors on the last axis (broadcasting)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
+    """
+    Return a x b for 3-vectors on the last axis (broadcasting).
+
+    One einsum with the Levi-Civita symbol: a single numpy call, which is what costs
+    for the few vectors of one robot state.
+    """
+    return np.einsum('ijk,...j,...k->...i', _LEVI_CIVITA, a, b)
 
 
 def skew(a: np.ndarray) -> np.ndarray:
     """Return the cross-product matrix [a x] of 3-vectors on the last axis."""
-    out = np.zeros(a.shape + (3,))
-    out[..., 0, 1], out[..., 0, 2] = -a[..., 2], a[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = a[..., 2], -a[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -a[..., 1], a[..., 0]
-    return out
+    return -np.einsum('ijk,...k->...ij', _LEVI_CIVITA, a)
+
+
+def _spatial_tensor(force: bool) -> np.ndarray:
+    """Return E with (t x s)_i = E_ijk t_j s_k (motion) or (t x* f)_i (force)."""
+    E = np.zeros((6, 6, 6))
+    A, L = slice(0, 3), slice(3, 6)
+    if force:       # [w x n + v x f; w x f]
+        E[A, A, A] = E[A, L, L] = E[L, A, L] = _LEVI_CIVITA
+    else:           # [w x s_w; w x s_v + v x s_w]
+        E[A, A, A] = E[L, A, L] = E[L, L, A] = _LEVI_CIVITA
+    return E
+
+
+_E_MOTION, _E_FORCE = _spatial_tensor(False), _spatial_tensor(True)
 
 
 def cross_motion(t: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Return t x s for twists referred to a fixed point: [w x s_w; w x s_v + v x s_w]."""
-    w, v = t[..., :3], t[..., 3:]
-    s_w, s_v = s[..., :3], s[..., 3:]
-    return np.concatenate((cross(w, s_w), cross(w, s_v) + cross(v, s_w)), axis=-1)
+    return np.einsum('ijk,...j,...k->...i', _E_MOTION, t, s)
 
 
 def cross_force(t: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Return t x* f, the dual cross product on wrenches: [w x n + v x f; w x f]."""
-    w, v = t[..., :3], t[..., 3:]
-    n, force = f[..., :3], f[..., 3:]
-    return np.concatenate((cross(w, n) + cross(v, force), cross(w, force)), axis=-1)
+    return np.einsum('ijk,...j,...k->...i', _E_FORCE, t, f)
 
 
 def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -51,4 +65,5 @@ def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     """Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum)."""
-    return np.flip(np.cumsum(np.flip(x, axis), axis), axis)
+    flip = (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
+    return np.cumsum(x[flip], axis=axis)[flip]
