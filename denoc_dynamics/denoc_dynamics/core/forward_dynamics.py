@@ -18,6 +18,7 @@ system with the composite-body GIM and a Cholesky factorization.
 """
 
 import numpy as np
+from scipy.linalg.lapack import dposv
 
 from .gim import inertia_matrix
 from .spatial import dot
@@ -44,7 +45,26 @@ def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
 
 
 def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
-    """Return qdd with I qdd = phi from the GIM (000 eq. 22) and its Cholesky factor."""
-    L = np.linalg.cholesky(inertia_matrix(kin))
-    y = np.linalg.solve(L, phi[..., None])
-    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+    """
+    Return qdd with I qdd = phi from the GIM (000 eq. 22) and its Cholesky factor.
+
+    LAPACK's dposv (Cholesky factor and solve) runs once per state, so one state
+    and each state of a batch go through the same kernel.
+    """
+    I = inertia_matrix(kin)
+    if phi.ndim == 1:
+        return _cholesky_solve(I, phi)
+    n = phi.shape[-1]
+    I_rows, phi_rows = I.reshape(-1, n, n), phi.reshape(-1, n)
+    qdd = np.empty(phi_rows.shape)
+    for k in range(len(phi_rows)):
+        qdd[k] = _cholesky_solve(I_rows[k], phi_rows[k])
+    return qdd.reshape(phi.shape)
+
+
+def _cholesky_solve(I: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    _, qdd, info = dposv(I, phi)
+    if info != 0:
+        raise np.linalg.LinAlgError(
+            f'the inertia matrix is not positive definite (LAPACK dposv info {info})')
+    return qdd

@@ -14,6 +14,8 @@ reverse running sum of the M_k, and with y_i = M~_i p_i the whole lower triangle
 i_ij = y_i^T p_j: O(n^2) work in a fixed number of array operations.
 """
 
+from functools import lru_cache
+
 import numpy as np
 
 from .spatial import matvec, reverse_cumsum
@@ -29,6 +31,10 @@ def inertia_matrix(kin) -> np.ndarray:
     M_tilde = composite_inertias(kin)
     y = matvec(M_tilde, kin.p)                       # y_i = M~_i p_i
     A = y @ np.swapaxes(kin.p, -1, -2)               # A_ij = p_j^T M~_i p_i
-    n = A.shape[-1]
-    lower = np.arange(n)[:, None] >= np.arange(n)
-    return np.where(lower, A, np.swapaxes(A, -1, -2))
+    return np.where(_lower_triangle(A.shape[-1]), A, np.swapaxes(A, -1, -2))
+
+
+@lru_cache(maxsize=None)
+def _lower_triangle(n: int) -> np.ndarray:
+    """Return the (n, n) mask of i >= j."""
+    return np.arange(n)[:, None] >= np.arange(n)

@@ -24,23 +24,29 @@ import numpy as np
 from .spatial import cross, cross_force, cross_motion, dot, matvec, reverse_cumsum
 
 
-def inverse_dynamics(kin, qd: np.ndarray, qdd: np.ndarray, gravity: np.ndarray,
+def base_acceleration(gravity) -> np.ndarray:
+    """Return td_0 = [0; -g]: gravity as an upward acceleration of the base."""
+    return np.concatenate((np.zeros(3), -np.asarray(gravity, float)))
+
+
+def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.ndarray,
                      f_ext: Optional[np.ndarray] = None) -> np.ndarray:
     """
     Return tau = ID(q, qd, qdd) for the chain at the configuration of ``kin``.
 
-    ``gravity`` is the 3-vector g in the base frame.  ``f_ext`` (..., n, 6) holds
-    external wrenches [moment about C_i; force] in the base frame acting on each
-    body; they are subtracted from the Newton-Euler wrenches.
+    ``td0`` is the base acceleration [0; -g] (:func:`base_acceleration`); ``qdd``
+    None means zero.  ``f_ext`` (..., n, 6) holds external wrenches [moment about
+    C_i; force] in the base frame acting on each body; they are subtracted from the
+    Newton-Euler wrenches.
     """
     p = kin.p
     t = np.cumsum(p * qd[..., None], axis=-2)                     # 000 eq. 10
-    pd = cross_motion(t, p)
-    td0 = np.concatenate((np.zeros(3), -np.asarray(gravity, float)))
-    td = td0 + np.cumsum(p * qdd[..., None] + pd * qd[..., None], axis=-2)
+    accel = cross_motion(t, p) * qd[..., None]                   # pd_i qd_i
+    if qdd is not None:
+        accel += p * qdd[..., None]
+    td = td0 + np.cumsum(accel, axis=-2)
     w_star = matvec(kin.M, td) + cross_force(t, matvec(kin.M, t))   # 000 eq. 17
     if f_ext is not None:
-        f_ext = np.asarray(f_ext, float)
         moment_O = f_ext[..., :3] + cross(kin.C, f_ext[..., 3:])
         w_star = w_star - np.concatenate((moment_O, f_ext[..., 3:]), axis=-1)
     w_tilde = reverse_cumsum(w_star, axis=-2)                       # 000 eq. 18

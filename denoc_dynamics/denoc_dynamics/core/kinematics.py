@@ -26,6 +26,8 @@ All arrays carry the batch axes of q in front: q of shape (..., n) gives e of sh
 (..., n, 3), p of shape (..., n, 6) and M of shape (..., n, 6, 6).
 """
 
+from functools import cached_property
+
 import numpy as np
 
 from .spatial import cross, skew
@@ -33,36 +35,57 @@ from .spatial import cross, skew
 
 class JointMotionBasis:
     """
-    Constants that make each body's local transform cheap to evaluate.
+    Constants that make each body's spatial transform cheap to evaluate.
 
-    Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k).
-    With Rodrigues' formula J = 1 + sin q K + (1 - cos q) K^2 for a revolute joint
-    (K the 4x4 embedding of [a x]) and J = 1 + q E for a prismatic joint (E the
-    translation along a), A_k = T0 + sin q T1 + (1 - cos q) T2 + q T3, evaluated for
-    all joints in four array operations.
+    Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k).  A
+    twist in body-k coordinates maps to body k-1 by the 6x6 transform
+    Ad(A) = [[R, 0], [o x R, R]].  With Rodrigues' formula J = 1 + sin q K
+    + (1 - cos q) K^2 (K = [a x]) for a revolute joint, and J = translation by a q
+    for a prismatic one, Ad(A_k) = T0 + sin q T1 + (1 - cos q) T2 + q T3, so all
+    joints are evaluated in a few array operations.
     """
 
     def __init__(self, chain):
-        """Precompute T0..T3 from the chain's joint transforms and axes."""
+        """Precompute T0..T3, the joint axes s_k and the body inertias from the chain."""
         n = chain.n
-        K = np.zeros((n, 4, 4))
-        K[:, :3, :3] = skew(chain.axis)
-        E = np.zeros((n, 4, 4))
-        E[:, :3, 3] = chain.axis
+        K = skew(chain.axis)
+        zero = np.zeros((n, 3, 3))
+        X = _adjoint(chain.X_tree[:, :3, :3], chain.X_tree[:, :3, 3])
+        KK = _blocks(K, zero, zero, K)
         revolute = (~chain.prismatic)[:, None, None]
-        self.T0 = chain.X_tree.copy()
-        self.T1 = np.where(revolute, chain.X_tree @ K, 0.0)
-        self.T2 = np.where(revolute, chain.X_tree @ K @ K, 0.0)
-        self.T3 = np.where(revolute, 0.0, chain.X_tree @ E)
+        self.T0 = X
+        self.T1 = np.where(revolute, X @ KK, 0.0)
+        self.T2 = np.where(revolute, X @ KK @ KK, 0.0)
+        self.T3 = np.where(revolute, 0.0, X @ _blocks(zero, zero, K, zero))
         self.any_prismatic = bool(chain.prismatic.any())
+        # joint motion in body coordinates: [a; 0] (revolute) or [0; a] (prismatic)
+        self.s = np.where(chain.prismatic[:, None],
+                          np.concatenate((0 * chain.axis, chain.axis), -1),
+                          np.concatenate((chain.axis, 0 * chain.axis), -1))
+        # extended mass of each body about its frame origin, in body coordinates
+        self.M_body = spatial_inertia(chain.mass, chain.com, chain.inertia)
+        swap = np.r_[3:6, 0:3]
+        self.swap = np.ix_(swap, swap)
+
+
+def _blocks(A, B, C, D):
+    """Return the stack of 6x6 matrices [[A, B], [C, D]] from 3x3 blocks."""
+    return np.concatenate((np.concatenate((A, B), -1), np.concatenate((C, D), -1)), -2)
+
+
+def _adjoint(R, o):
+    """Return Ad = [[R, 0], [o x R, R]], the twist transform of the pose (R, o)."""
+    return _blocks(R, np.zeros_like(R), skew(o) @ R, R)
 
 
 def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     """
-    Return the base-frame poses T_i = A_1 ... A_i of all bodies, shape (..., n, 4, 4).
+    Return Ad(T_i), T_i = A_1 ... A_i, for all bodies: shape (..., n, 6, 6).
 
-    The running product is a parallel prefix (Hillis-Steele): ceil(log2 n) batched
-    matrix products instead of n sequential ones.
+    Ad(T_i) maps a twist in body-i coordinates at the body origin to base
+    coordinates at the base origin.  The running product is a parallel prefix
+    (Hillis-Steele): ceil(log2 n) batched matrix products instead of n sequential
+    ones.
     """
     s, c = np.sin(q)[..., None, None], np.cos(q)[..., None, None]
     T = basis.T0 + s * basis.T1 + (1.0 - c) * basis.T2
@@ -80,29 +103,57 @@ class Kinematics:
     """
     The DeNOC quantities of a chain at q (000 eqs. 1-15), batched over q's leading axes.
 
-    Attributes in the base frame: ``R`` (..., n, 3, 3) body orientations, ``O``
-    (..., n, 3) joint origins, ``e`` joint axes, ``C`` mass centres, ``d = C - O``,
-    ``I`` inertias about C, ``m`` (n,) masses, ``prismatic`` (n,) flags; and, referred
-    to the base origin, ``p`` (..., n, 6) and ``M`` (..., n, 6, 6).
+    Referred to the base origin (computed at once): ``p`` (..., n, 6) and ``M``
+    (..., n, 6, 6).  In the base frame (computed when first read): ``R``
+    (..., n, 3, 3) body orientations, ``O`` (..., n, 3) joint origins, ``e`` joint
+    axes, ``C`` mass centres, ``d = C - O``, ``I`` inertias about C.  Also ``m`` (n,)
+    masses and ``prismatic`` (n,) flags.
     """
 
     def __init__(self, chain, basis: JointMotionBasis, q: np.ndarray):
-        """Evaluate the forward kinematics and the DeNOC quantities at q."""
-        T = body_transforms(basis, q)
+        """Evaluate the forward kinematics and the origin-referred p_i and M_i at q."""
         self.q = q
+        self.chain = chain
         self.prismatic = chain.prismatic
         self.m = chain.mass
-        self.R = T[..., :3, :3]
-        self.O = T[..., :3, 3]
-        self.e = np.einsum('...ij,...j->...i', self.R, chain.axis)
-        self.C = self.O + np.einsum('...ij,...j->...i', self.R, chain.com)
-        self.d = self.C - self.O
-        self.I = self.R @ chain.inertia @ np.swapaxes(self.R, -1, -2)
-        # p_i referred to the base origin: [e_i; O_i x e_i] or [0; e_i].
-        moment = np.where(self.prismatic[:, None], self.e, cross(self.O, self.e))
-        direction = np.where(self.prismatic[:, None], 0.0, self.e)
-        self.p = np.concatenate((direction, moment), axis=-1)
-        self.M = spatial_inertia(self.m, self.C, self.I)
+        self.Ad = body_transforms(basis, q)
+        self.p = np.einsum('...ij,...j->...i', self.Ad, basis.s)
+        # M_i about the origin: Ad^-T M_body Ad^-1, and Ad^-T = [[R, o x R], [0, R]]
+        # is Ad with its angular and linear halves swapped.
+        F = self.Ad[(Ellipsis,) + basis.swap]
+        self.M = F @ basis.M_body @ np.swapaxes(F, -1, -2)
+
+    # --- positions and axes in the base frame ------------------------------------
+    @cached_property
+    def R(self) -> np.ndarray:
+        """Return the body orientations R_i (..., n, 3, 3)."""
+        return self.Ad[..., :3, :3]
+
+    @cached_property
+    def O(self) -> np.ndarray:
+        """Return the body-frame origins O_i, the joint origins (..., n, 3)."""
+        ox = self.Ad[..., 3:, :3] @ np.swapaxes(self.R, -1, -2)     # [o x] = (o x R) R^T
+        return np.stack((ox[..., 2, 1], ox[..., 0, 2], ox[..., 1, 0]), axis=-1)
+
+    @cached_property
+    def e(self) -> np.ndarray:
+        """Return the unit joint axes e_i (..., n, 3)."""
+        return np.einsum('...ij,...j->...i', self.R, self.chain.axis)
+
+    @cached_property
+    def C(self) -> np.ndarray:
+        """Return the mass centres C_i (..., n, 3)."""
+        return self.O + np.einsum('...ij,...j->...i', self.R, self.chain.com)
+
+    @cached_property
+    def d(self) -> np.ndarray:
+        """Return d_i = C_i - O_i (000 eq. 9)."""
+        return self.C - self.O
+
+    @cached_property
+    def I(self) -> np.ndarray:
+        """Return the inertias about the mass centres in the base frame, R I R^T."""
+        return self.R @ self.chain.inertia @ np.swapaxes(self.R, -1, -2)
 
     # --- Saha's mass-centre form, for reading against paper 000 -----------------
     @property
@@ -134,10 +185,10 @@ class Kinematics:
 
 def spatial_inertia(m: np.ndarray, c: np.ndarray, I_c: np.ndarray) -> np.ndarray:
     """
-    Return the extended mass of bodies referred to the base origin.
+    Return the extended mass of bodies about a reference point P.
 
-    With mass m, mass centre c and inertia I_c about it, M = B_{C,O}^T diag(I_c, m 1)
-    B_{C,O} = [[I_c - m [c x]^2, m [c x]], [-m [c x], m 1]].
+    With mass m, mass centre c (relative to P) and inertia I_c about it,
+    M = B_{C,P}^T diag(I_c, m 1) B_{C,P} = [[I_c - m [c x]^2, m [c x]], [-m [c x], m 1]].
     """
     cx = skew(c)
     mcx = m[..., None, None] * cx

@@ -14,7 +14,7 @@ import numpy as np
 from . import composite_body
 from .forward_dynamics import solve_cholesky, solve_denoc
 from .gim import inertia_matrix
-from .inverse_dynamics import inverse_dynamics
+from .inverse_dynamics import base_acceleration, inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import JointMotionBasis, Kinematics
 from .udu import udu
@@ -40,6 +40,7 @@ class Robot:
         self.gravity = np.asarray(gravity, dtype=float)
         if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
+        self._td0 = base_acceleration(self.gravity)
         self._basis = JointMotionBasis(chain)
         self._check_articulated_inertias()
 
@@ -78,16 +79,26 @@ class Robot:
 
     # --- input checking ----------------------------------------------------------
     def _state(self, x, name: str) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        if type(x) is not np.ndarray or x.dtype != np.float64:
+            x = np.asarray(x, dtype=float)
         if x.ndim == 0 or x.shape[-1] != self.n:
             raise ValueError(f'{name} must have shape (..., {self.n}), got {x.shape}')
         # one reduction catches NaN and Inf; only then look element by element
-        if not math.isfinite(x.sum()) and not np.isfinite(x).all():
+        if not math.isfinite(np.vdot(x, x)) and not np.isfinite(x).all():
             raise ValueError(f'{name} contains NaN or Inf')
         return x
 
     def _states(self, **arrays):
-        checked = [self._state(value, name) for name, value in arrays.items()]
+        for name, value in arrays.items():
+            if type(value) is not np.ndarray or value.dtype != np.float64 or value.ndim == 0 \
+                    or value.shape[-1] != self.n:
+                arrays[name] = self._state(value, name)
+        checked = list(arrays.values())
+        # one reduction catches NaN and Inf in any of them; only then look closer
+        if not math.isfinite(sum(np.vdot(x, x) for x in checked)):
+            checked = [self._state(value, name) for name, value in arrays.items()]
+        if all(x.shape == checked[0].shape for x in checked):
+            return checked
         try:
             return np.broadcast_arrays(*checked)
         except ValueError as exc:
@@ -121,19 +132,18 @@ class Robot:
         """
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
         kin = Kinematics(self.chain, self._basis, q)
-        return inverse_dynamics(kin, qd, qdd, self.gravity,
-                                self._wrenches(f_ext, q.shape[:-1]))
+        return inverse_dynamics(kin, qd, qdd, self._td0, self._wrenches(f_ext, q.shape[:-1]))
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
         q, qd = self._states(q=q, qd=qd)
-        return self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
+        kin = Kinematics(self.chain, self._basis, q)
+        return inverse_dynamics(kin, qd, None, self._td0, self._wrenches(f_ext, q.shape[:-1]))
 
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the chain still against gravity."""
-        q = self._state(q, 'q')
-        zero = np.zeros_like(q)
-        return self.inverse_dynamics(q, zero, zero)
+        kin = self.kinematics(q)
+        return inverse_dynamics(kin, np.zeros_like(kin.q), None, self._td0)
 
     def forward_dynamics(self, q, qd, tau, method: str = 'auto', f_ext=None) -> np.ndarray:
         """
@@ -147,7 +157,7 @@ class Robot:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
         kin = Kinematics(self.chain, self._basis, q)
-        phi = tau - inverse_dynamics(kin, qd, np.zeros_like(q), self.gravity,
+        phi = tau - inverse_dynamics(kin, qd, None, self._td0,
                                      self._wrenches(f_ext, q.shape[:-1]))
         if method == 'auto':
             method = 'denoc' if self.n >= AUTO_DENOC_MIN_DOF else 'cholesky'
