@@ -20,10 +20,12 @@ from .kinematics import JointMotionBasis, Kinematics
 from .udu import udu
 from .urdf import build_chain, Chain
 
-#: Chains with at least this many joints use the O(n) DeNOC solve under
-#: ``method="auto"``; shorter ones use the GIM and Cholesky, which costs fewer
-#: numpy calls.  Measured by ``benchmarks/`` (see the README's performance section).
-AUTO_DENOC_MIN_DOF = 30
+#: ``method="auto"`` solves one state by the GIM and Cholesky (fewer, larger numpy
+#: calls) for chains shorter than this, and by the O(n) DeNOC sweeps otherwise.
+#: A batch of states always takes the DeNOC sweeps, which vectorize over the states
+#: (Cholesky runs LAPACK once per state).  Measured by ``benchmarks/`` (see the
+#: README's performance section).
+AUTO_DENOC_MIN_DOF = 400
 
 #: m^_k below this fraction of the composite inertia I_kk means joint k moves no mass.
 ARTICULATED_EPS = 1e-10
@@ -151,7 +153,7 @@ class Robot:
 
         ``method``: ``"denoc"``, the O(n) three-sweep solve (002 eqs. 14-19);
         ``"cholesky"``, the O(n^3) reference with the GIM; ``"auto"`` picks the faster
-        for this chain length (:data:`AUTO_DENOC_MIN_DOF`).
+        for this chain length and batch (:data:`AUTO_DENOC_MIN_DOF`).
         """
         if method not in FD_METHODS:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
@@ -160,7 +162,7 @@ class Robot:
         phi = tau - inverse_dynamics(kin, qd, None, self._td0,
                                      self._wrenches(f_ext, q.shape[:-1]))
         if method == 'auto':
-            method = 'denoc' if self.n >= AUTO_DENOC_MIN_DOF else 'cholesky'
+            method = 'cholesky' if q.ndim == 1 and self.n < AUTO_DENOC_MIN_DOF else 'denoc'
         solve = solve_denoc if method == 'denoc' else solve_cholesky
         return solve(kin, phi)
 
