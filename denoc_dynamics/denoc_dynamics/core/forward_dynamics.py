@@ -20,7 +20,7 @@ system with the composite-body GIM and a Cholesky factorization.
 import numpy as np
 from scipy.linalg.lapack import dposv
 
-from .gim import inertia_matrix
+from .gim import lower_triangle
 from .spatial import dot
 from .udu import articulated_bodies
 
@@ -49,9 +49,10 @@ def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
     Return qdd with I qdd = phi from the GIM (000 eq. 22) and its Cholesky factor.
 
     LAPACK's dposv (Cholesky factor and solve) runs once per state, so one state
-    and each state of a batch go through the same kernel.
+    and each state of a batch go through the same kernel.  It reads only the lower
+    triangle of I.
     """
-    I = inertia_matrix(kin)
+    I = lower_triangle(kin)
     if phi.ndim == 1:
         return _cholesky_solve(I, phi)
     n = phi.shape[-1]
@@ -63,7 +64,7 @@ def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
 
 
 def _cholesky_solve(I: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    _, qdd, info = dposv(I, phi)
+    _, qdd, info = dposv(I, phi, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(
             f'the inertia matrix is not positive definite (LAPACK dposv info {info})')

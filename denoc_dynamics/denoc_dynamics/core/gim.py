@@ -28,13 +28,21 @@ def composite_inertias(kin) -> np.ndarray:
 
 def inertia_matrix(kin) -> np.ndarray:
     """Return the GIM I (..., n, n) at the configuration of ``kin`` (000 eq. 22)."""
-    M_tilde = composite_inertias(kin)
-    y = matvec(M_tilde, kin.p)                       # y_i = M~_i p_i
-    A = y @ np.swapaxes(kin.p, -1, -2)               # A_ij = p_j^T M~_i p_i
-    return np.where(_lower_triangle(A.shape[-1]), A, np.swapaxes(A, -1, -2))
+    A = lower_triangle(kin)
+    return np.where(_lower_mask(A.shape[-1]), A, np.swapaxes(A, -1, -2))
+
+
+def lower_triangle(kin) -> np.ndarray:
+    """
+    Return A (..., n, n) whose lower triangle (i >= j) is the GIM's (000 eq. 22).
+
+    With y_i = M~_i p_i, A_ij = y_i^T p_j; above the diagonal A is not the GIM.
+    """
+    y = matvec(composite_inertias(kin), kin.p)
+    return y @ np.swapaxes(kin.p, -1, -2)
 
 
 @lru_cache(maxsize=None)
-def _lower_triangle(n: int) -> np.ndarray:
+def _lower_mask(n: int) -> np.ndarray:
     """Return the (n, n) mask of i >= j."""
     return np.arange(n)[:, None] >= np.arange(n)

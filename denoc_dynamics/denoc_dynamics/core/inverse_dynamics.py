@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from .spatial import cross, cross_force, cross_motion, dot, matvec, reverse_cumsum
+from .spatial import cross, cross_force, cross_motion, cumsum, dot, matvec, reverse_cumsum
 
 
 def base_acceleration(gravity) -> np.ndarray:
@@ -40,11 +40,12 @@ def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.nda
     Newton-Euler wrenches.
     """
     p = kin.p
-    t = np.cumsum(p * qd[..., None], axis=-2)                     # 000 eq. 10
-    accel = cross_motion(t, p) * qd[..., None]                   # pd_i qd_i
+    p_qd = p * qd[..., None]
+    t = cumsum(p_qd, axis=-2)                                  # 000 eq. 10
+    accel = cross_motion(t, p_qd)                                 # pd_i qd_i
     if qdd is not None:
         accel += p * qdd[..., None]
-    td = td0 + np.cumsum(accel, axis=-2)
+    td = td0 + cumsum(accel, axis=-2)
     w_star = matvec(kin.M, td) + cross_force(t, matvec(kin.M, t))   # 000 eq. 17
     if f_ext is not None:
         moment_O = f_ext[..., :3] + cross(kin.C, f_ext[..., 3:])

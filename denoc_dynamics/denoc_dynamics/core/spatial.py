@@ -55,15 +55,20 @@ def cross_force(t: np.ndarray, f: np.ndarray) -> np.ndarray:
 
 def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Return A x for stacks of matrices and vectors."""
-    return (A @ x[..., None])[..., 0]
+    return np.matvec(A, x)
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return a . b over the last axis."""
-    return np.einsum('...i,...i->...', a, b)
+    return np.vecdot(a, b)
+
+
+def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
+    """Return sum_{k <= i} x_k along ``axis`` (the forward recursion of a sum)."""
+    return np.add.accumulate(x, axis=axis)
 
 
 def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     """Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum)."""
     flip = (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
-    return np.cumsum(x[flip], axis=axis)[flip]
+    return np.add.accumulate(x[flip], axis=axis)[flip]
