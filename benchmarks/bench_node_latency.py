@@ -1,0 +1,214 @@
+"""
+Latency of the dynamics node, joint_states in -> joint_accelerations out, over DDS.
+
+The installed ``dynamics_node`` executable is started as a subprocess for the bundled
+denoc_arm7 (parameter ``urdf_path``; every other parameter at its default).  This
+process publishes ``sensor_msgs/JointState`` on ``/joint_states`` at 500 Hz (a
+publishing thread with absolute deadlines; a smooth trajectory around a pose, each
+message stamped with a unique time) and subscribes to
+``/dynamics_node/joint_accelerations``; the node copies the state's stamp into its
+output, which matches each output to its input.  Latency = receive time - send time
+(both ``time.perf_counter`` in this process): DDS both ways, the node's Python
+callback with the forward dynamics, and this process's executor dispatch.  After a
+1 s warm-up the messages of the measuring window are kept; p50/p90/p99/max and the
+number of inputs without an output are reported.
+
+Needs the ROS environment of the colcon install (``make bench`` or ``.ci/env.sh``);
+run without it, the section re-runs itself through ``.ci/env.sh`` as a subprocess.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import common  # noqa: F401  (first of these two: sets the BLAS thread count)
+import numpy as np
+
+
+NAME = 'node_latency'
+TITLE = 'dynamics_node latency, joint_states -> joint_accelerations (500 Hz, DDS)'
+P99_TARGET_MS = 5.0
+RATE_HZ = 500.0
+OUTPUT_TOPIC = '/dynamics_node/joint_accelerations'
+INPUT_TOPIC = '/joint_states'
+
+
+def _not_available(reason: str) -> dict:
+    return {'available': False, 'reason': reason, 'targets': []}
+
+
+def run(opts) -> dict:
+    """Measure in this process if the ROS env is active, else through .ci/env.sh."""
+    exe = common.installed_executable('dynamics_node')
+    if exe is None:
+        return _not_available('not available (install/denoc_dynamics/lib/denoc_dynamics/'
+                              'dynamics_node not installed)')
+    duration = 3.0 if opts.quick else 10.0
+    if common.ros_env_active():
+        try:
+            import rclpy  # noqa: F401
+        except ImportError as exc:
+            return _not_available(f'rclpy cannot be imported: {exc}')
+        return measure(exe, duration)
+    if not common.ENV_SH.is_file():
+        return _not_available('no ROS environment and no .ci/env.sh')
+    command = common.ros_command([sys.executable, __file__, '--json',
+                                 '--duration', str(duration)])
+    common.log(f'{NAME}: re-running through .ci/env.sh (ROS environment)')
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=duration + 120,
+                          cwd=str(common.REPO))
+    sys.stderr.write(proc.stderr)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith('{')]
+    if proc.returncode != 0 or not lines:
+        return _not_available(f'subprocess failed (exit {proc.returncode}): '
+                              f'{proc.stderr.strip()[-500:]}')
+    result = json.loads(lines[-1])
+    result['ran_via'] = '.ci/env.sh subprocess'
+    return result
+
+
+def measure(exe, duration: float, warmup: float = 1.0) -> dict:
+    """Start the node, drive it at 500 Hz for ``duration`` s, return latency stats."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    from denoc_dynamics.resources import bundled_urdf
+    from denoc_dynamics_interfaces.msg import JointAccelerations
+
+    urdf = bundled_urdf('denoc_arm7')
+    robot = common.load_urdf(urdf)
+    argv = [str(exe), '--ros-args', '-p', f'urdf_path:={urdf}', '--log-level', 'warn']
+    node_proc = subprocess.Popen(common.ros_command(argv), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True, cwd=str(common.REPO))
+    progress = common.Progress(4, NAME)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    executor = None
+    try:
+        node = rclpy.create_node('denoc_latency_probe', context=context)
+        publisher = node.create_publisher(JointState, INPUT_TOPIC, 10)
+        received = {}
+        lock = threading.Lock()
+
+        def on_output(msg):
+            now = time.perf_counter()
+            with lock:
+                received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = now
+
+        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(JointAccelerations, OUTPUT_TOPIC, on_output, qos)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner.start()
+
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline:
+            if node_proc.poll() is not None:
+                return _not_available(f'dynamics_node exited with {node_proc.returncode}: '
+                                      f'{node_proc.stderr.read()[-500:]}')
+            if (publisher.get_subscription_count() > 0
+                    and node.count_publishers(OUTPUT_TOPIC) > 0):
+                break
+            time.sleep(0.05)
+        else:
+            return _not_available('dynamics_node not discovered within 60 s')
+        progress.step('node discovered')
+
+        pose = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])[:robot.n]
+        names = robot.joint_names
+        sent = {}
+
+        def publish_for(seconds, record):
+            period = 1.0 / RATE_HZ
+            start = time.perf_counter()
+            count = int(seconds * RATE_HZ)
+            late = 0
+            for k in range(count):
+                target = start + k * period
+                wait = target - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+                elif wait < -period:
+                    late += 1
+                t = k * period
+                msg = JointState(name=names)
+                msg.position = (pose + 0.3 * np.sin(2.0 * np.pi * 0.5 * t)).tolist()
+                msg.velocity = (0.3 * np.pi * np.cos(2.0 * np.pi * 0.5 * t)
+                                * np.ones(robot.n)).tolist()
+                ns = time.time_ns()
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+                now = time.perf_counter()
+                publisher.publish(msg)
+                if record:
+                    sent[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = now
+            return count / (time.perf_counter() - start), late
+
+        publish_for(warmup, record=False)
+        progress.step('warm-up done')
+        rate, late = publish_for(duration, record=True)
+        progress.step(f'{len(sent)} states sent at {rate:.0f} Hz')
+        time.sleep(0.5)
+        with lock:
+            matched = [1e3 * (received[key] - t) for key, t in sent.items() if key in received]
+        progress.step(f'{len(matched)} matched')
+    finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
+        rclpy.try_shutdown(context=context)
+        _stop(node_proc)
+
+    if not matched:
+        return _not_available(f'no output on {OUTPUT_TOPIC} matched the {len(sent)} inputs')
+    lat = np.array(matched)
+    p50, p90, p99 = np.percentile(lat, [50, 90, 99])
+    return {
+        'available': True, 'executable': str(exe), 'urdf': urdf,
+        'input_topic': INPUT_TOPIC, 'output_topic': OUTPUT_TOPIC,
+        'rmw': os.environ.get('RMW_IMPLEMENTATION'),
+        'rate_hz': RATE_HZ, 'achieved_rate_hz': rate, 'late_publishes': late,
+        'duration_s': duration, 'sent': len(sent), 'matched': len(matched),
+        'unanswered': len(sent) - len(matched),
+        'latency_ms': {'p50': p50, 'p90': p90, 'p99': p99, 'max': float(lat.max()),
+                       'mean': float(lat.mean()), 'min': float(lat.min())},
+        'targets': [{'name': 'dynamics_node p99 latency at 500 Hz', 'value': p99,
+                     'unit': 'ms', 'target': f'<= {P99_TARGET_MS:g} ms',
+                     'pass': p99 <= P99_TARGET_MS}],
+    }
+
+
+def _stop(proc):
+    """Stop the node subprocess that this module started (SIGINT, then SIGKILL)."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main(argv=None):
+    """Run the section in the current (ROS) environment and print its JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument('--json', action='store_true', help='print the result as JSON')
+    parser.add_argument('--duration', type=float, default=10.0)
+    args = parser.parse_args(argv)
+    exe = common.installed_executable('dynamics_node')
+    if exe is None:
+        result = _not_available('dynamics_node not installed')
+    else:
+        result = measure(exe, args.duration)
+    print(json.dumps(common._clean(result)))
+
+
+if __name__ == '__main__':
+    main()

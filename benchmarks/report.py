@@ -1,0 +1,384 @@
+"""
+Turn the results dictionary into ``latest.md`` and the PNG plots.
+
+Everything here reads only the results (as written to ``latest.json``), so the
+report can be regenerated from a JSON file: ``python benchmarks/report.py FILE.json``.
+"""
+
+import json
+import math
+from pathlib import Path
+import sys
+
+PLOTS = {'scaling': 'scaling.png', 'single': 'single_calls.png', 'opcount': 'opcount.png'}
+
+
+def _f(value, digits=3, unit=''):
+    """Format a number for a table (None/NaN as a dash)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return '-'
+    if isinstance(value, bool):
+        return 'yes' if value else 'no'
+    if isinstance(value, int):
+        return f'{value}{unit}'
+    if abs(value) >= 1000:
+        return f'{value:,.0f}{unit}'
+    return f'{value:.{digits}g}{unit}'
+
+
+def _table(header, rows):
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)]
+    lines += ['| ' + ' | '.join(str(c) for c in row) + ' |' for row in rows]
+    return '\n'.join(lines)
+
+
+def _section_error(section):
+    if isinstance(section, dict) and 'error' in section:
+        return f'**Failed:** `{section["error"]}`\n'
+    return None
+
+
+# --------------------------------------------------------------------------- markdown
+
+def markdown(results: dict) -> str:
+    """Return the whole report as markdown."""
+    meta = results.get('meta', {})
+    machine = meta.get('machine', {})
+    versions = meta.get('versions', {})
+    code = meta.get('code', {})
+    out = ['# Benchmark results', '']
+    out.append(f'- date: {meta.get("date", "?")}' + (' (**quick run**: fewer repeats, '
+                                                     'smaller n)' if meta.get('quick') else ''))
+    out.append(f'- machine: {machine.get("cpu", "?")}, {machine.get("usable_cpus", "?")} '
+               f'usable of {machine.get("logical_cpus", "?")} logical CPUs, '
+               f'{machine.get("memory_gb", "?")} GB; {machine.get("platform", "")}; load '
+               f'average at start {machine.get("load_average", "?")}')
+    listed = ', '.join(f'{k} {v}' for k, v in versions.items() if v is not None)
+    if not versions.get('roboticstoolbox'):
+        listed += '; roboticstoolbox not installed'
+    out.append(f'- versions: {listed}')
+    out.append(f'- code: git {code.get("git_commit", "?")}'
+               + (' with uncommitted changes in denoc_dynamics/'
+                  if code.get('package_sources_modified') else '')
+               + f'; denoc_dynamics imported from `{code.get("denoc_dynamics_from", "?")}`')
+    out.append(f'- command: `{meta.get("command", "")}`; OPENBLAS_NUM_THREADS='
+               f'{meta.get("environment", {}).get("OPENBLAS_NUM_THREADS")}; sections took '
+               + ', '.join(f'{k} {v:.0f} s' for k, v in meta.get('section_seconds', {}).items()))
+    dates = meta.get('section_dates', {})
+    if len(set(dates.values())) > 1:
+        out.append('- sections merged from several runs (`--only`): ' + ', '.join(
+            f'{k} {v}' for k, v in dates.items()))
+    out.append('- all times are medians of repeated runs in one process, ours and the peer '
+               'interleaved; ratios are taken between medians of the same run.')
+    out += ['', '## Targets', '']
+    targets = []
+    for name, section in results.get('sections', {}).items():
+        for t in section.get('targets', []) if isinstance(section, dict) else []:
+            targets.append([t['name'], _f(t['value'], 4) + ' ' + t.get('unit', ''),
+                            t['target'], '**pass**' if t['pass'] else '**FAIL**'])
+        if isinstance(section, dict) and section.get('available') is False:
+            targets.append([name, section.get('reason', 'not available'), '', 'n/a'])
+        if isinstance(section, dict) and 'error' in section:
+            targets.append([name, 'section failed', '', 'n/a'])
+    out.append(_table(['target', 'measured', 'goal', 'result'], targets))
+    writers = [('single', _single), ('batch', _batch), ('scaling', _scaling), ('sim', _sim),
+               ('node_latency', _latency), ('opcount', _opcount)]
+    for key, writer in writers:
+        section = results.get('sections', {}).get(key)
+        if section is None:
+            continue
+        out.append('')
+        error = _section_error(section)
+        out.append(writer(section) if error is None else f'## {key}\n\n{error}')
+    return '\n'.join(out) + '\n'
+
+
+def _single(s):
+    out = ['## Single-state calls, Panda 7-DOF (fingers locked)', '',
+           f'{s["robot"]}; `method="auto"` uses **{s["auto_method"]}** for one state '
+           f'(`AUTO_DENOC_MIN_DOF` = {s.get("AUTO_DENOC_MIN_DOF")}).  '
+           'Pinocchio peers: '
+           + ', '.join(f'{k}: `{v}`' for k, v in s['pinocchio_peers'].items())
+           + f'.  roboticstoolbox: {s["roboticstoolbox"]}.', '']
+    has_rtb = any('roboticstoolbox_us' in r for r in s['rows'])
+    header = ['call', 'ours [us]', 'Pinocchio [us]', 'ours / Pinocchio']
+    if has_rtb:
+        header += ['roboticstoolbox [us]', 'ours / rtb']
+    rows = []
+    for r in s['rows']:
+        row = [r['call'], _f(r['ours_us']), _f(r.get('pinocchio_us')),
+               _f(r.get('ratio_ours_over_pinocchio'))]
+        if has_rtb:
+            row += [_f(r.get('roboticstoolbox_us')),
+                    _f(r.get('ratio_ours_over_roboticstoolbox'))]
+        rows.append(row)
+    out.append(_table(header, rows))
+    checks = s.get('max_rel_error_vs_pinocchio', {})
+    if checks:
+        out += ['', 'Agreement with Pinocchio (relative error): '
+                + ', '.join(f'{k} {v:.1e}' for k, v in checks.items()) + '.']
+    if 'single' in PLOTS:
+        out += ['', f'![single-state calls]({PLOTS["single"]})']
+    return '\n'.join(out)
+
+
+def _batch(s):
+    out = [f'## Batched FD, {s["states"]} Panda states in one call', '',
+           f'`method="auto"` uses **{s.get("auto_method", "?")}** for this batch.  '
+           'Peer: a Python loop of `pin.aba` over the same states.  Ratio = Pinocchio '
+           "loop time per state / this call's time per state (> 1: faster).", '']
+    rows = [[r['call'], _f(r['per_call_ms']), _f(r['per_state_us']),
+             _f(r.get('ratio_pin_loop_over_this'))] for r in s['rows']]
+    out.append(_table(['call', 'whole batch [ms]', 'per state [us]', 'pin loop / this'],
+                      rows))
+    return '\n'.join(out)
+
+
+def _scaling(s):
+    xo = s.get('crossover_denoc_beats_cholesky', {})
+    out = ['## Scaling with n (random revolute chains)', '',
+           'Single-state FD on random chains of n revolute joints, loaded from the same URDF '
+           'string by both libraries.  Pinocchio CRBA + Cholesky = '
+           f'{s.get("pinocchio_crba_cholesky")}.', '']
+    rows = []
+    for r in s['rows']:
+        ratio = (r['denoc_us'] / r['cholesky_us']) if r.get('cholesky_us') else None
+        rows.append([r['n'], _f(r['denoc_us']), _f(r['cholesky_us']), _f(ratio),
+                     _f(r.get('pin_aba_us')), _f(r.get('pin_crba_cholesky_us')),
+                     _f(r['denoc_us'] / r['pin_aba_us']) if r.get('pin_aba_us') else '-'])
+    out.append(_table(['n', 'ours denoc [us]', 'ours cholesky [us]', 'denoc / cholesky',
+                       'pin ABA [us]', 'pin CRBA+Cholesky [us]', 'denoc / pin ABA'], rows))
+    skipped = [f'n={r["n"]}' for r in s['rows'] if isinstance(r.get('pinocchio'), str)]
+    if skipped:
+        note = next(r['pinocchio'] for r in s['rows'] if isinstance(r.get('pinocchio'), str))
+        out += ['', f'Pinocchio not measured at {", ".join(skipped)}: {note} (its `Data` '
+                'holds dense nv^3 derivative tensors, about 64 n^3 bytes).']
+    out.append('')
+    if xo.get('n') is not None:
+        out.append(f'**Crossover**: our denoc path beats our cholesky path above '
+                   f'n = {xo["n"]:.1f} ({xo["how"]}, log-log interpolation of the time '
+                   'ratio); suggested `AUTO_DENOC_MIN_DOF` = '
+                   f'{xo["suggested_AUTO_DENOC_MIN_DOF"]}.')
+    else:
+        out.append(f'**Crossover**: {xo.get("how", "?")} (denoc never faster in the range).')
+    if s.get('denoc_t1000_over_t100') is not None:
+        out.append(f'\n**t(1000)/t(100)** for denoc: {s["denoc_t1000_over_t100"]:.2f} '
+                   '(10 for a linear algorithm).')
+    slopes = {k[len('loglog_slope_'):]: v for k, v in s.items()
+              if k.startswith('loglog_slope_') and v is not None}
+    if slopes:
+        out.append('\nLog-log slopes for n >= 50: ' + ', '.join(
+            f'{k} {v:.2f}' for k, v in slopes.items()) + '.')
+    out += ['', f'![time against n]({PLOTS["scaling"]})']
+    return '\n'.join(out)
+
+
+def _sim(s):
+    api, bare, exe = s['simulation_api'], s['bare_rk4_loop'], s['denoc_sim_arm']
+    out = [f'## Simulated arm, {s["robot"]}, RK4 at {s["physics_rate_hz"]:g} Hz', '']
+    rows = []
+    if api.get('available'):
+        rows.append(['`simulation.Simulation` + `SimulationRunner` in process (' + api['how']
+                     + ')', _f(api['simulated_s']), _f(api['wall_s']), _f(api['rtf']),
+                     _f(api['us_per_step'])])
+    else:
+        rows.append(['`simulation` module', '-', '-', api.get('reason', 'not available'), '-'])
+    rows.append(['bare RK4 loop over `forward_dynamics` (no passive physics)',
+                 _f(bare['simulated_s']), _f(bare['wall_s']), _f(bare['rtf']),
+                 _f(bare['us_per_step'])])
+    if exe.get('available'):
+        wall = exe.get('process_wall_s')
+        rtf = exe.get('rtf')
+        rows.append([f'`{Path(exe["command"].split()[0]).name} '
+                     + ' '.join(exe['command'].split()[1:]) + '` (start_mode '
+                     + exe.get('start_mode', '?') + '), its reported overall RTF',
+                     _f(exe.get('simulated_s')), _f(wall) + ' (process)', _f(rtf), '-'])
+    else:
+        rows.append(['`denoc_sim_arm` headless', '-', '-', exe.get('reason', 'not available'),
+                     '-'])
+    out.append(_table(['run', 'simulated [s]', 'wall [s]', 'real-time factor',
+                       'per step [us]'], rows))
+    if exe.get('rtf_note'):
+        out += ['', f'Note: {exe["rtf_note"]}.']
+    if exe.get('error'):
+        out += ['', f'denoc_sim_arm: {exe["error"]}.']
+    out += ['', f'In-process target measured with: {s["in_process_measure"]}.']
+    return '\n'.join(out)
+
+
+def _latency(s):
+    out = ['## dynamics_node latency (joint_states -> joint_accelerations, 500 Hz, DDS)', '']
+    if not s.get('available'):
+        out.append(f'Not available: {s.get("reason")}.')
+        return '\n'.join(out)
+    lat = s['latency_ms']
+    out.append(f'{s["sent"]} states sent over {s["duration_s"]:g} s at '
+               f'{s["achieved_rate_hz"]:.0f} Hz ({s.get("rmw")}); {s["matched"]} answered, '
+               f'{s["unanswered"]} without an answer (the node subscribes with sensor-data '
+               'QoS: best effort, depth 5).')
+    out.append('')
+    out.append(_table(['p50 [ms]', 'p90 [ms]', 'p99 [ms]', 'max [ms]', 'mean [ms]'],
+                      [[_f(lat['p50']), _f(lat['p90']), _f(lat['p99']), _f(lat['max']),
+                        _f(lat['mean'])]]))
+    return '\n'.join(out)
+
+
+def _opcount(s):
+    out = ['## Operation counts', '',
+           f'Instrumented scalar run of the core code for n = {s["ns"][0]}..{s["ns"][-1]} '
+           '(random revolute chains); M = multiplications and divisions, A = additions and '
+           'subtractions.  Tiers: **all** numpy operations, **nonzero** without exact-zero '
+           'operands, **essential** also without multiplications by +-1.', '']
+    rows = []
+    for name, f in s['fits'].items():
+        for tier in ('all', 'nonzero', 'essential'):
+            rows.append([name if tier == 'all' else '', tier, f[f'{tier}_M']['formula'],
+                         f[f'{tier}_A']['formula'],
+                         _f(max(f[f'{tier}_M']['max_residual'],
+                                f[f'{tier}_A']['max_residual']), 2)])
+    out.append(_table(['operation', 'tier', 'M fit', 'A fit', 'max fit residual'], rows))
+    if s.get('numpy_object_dtype_errors'):
+        out += ['', 'numpy operations that failed on object arrays: ' + '; '.join(
+            f'{k}: `{v}`' for k, v in s['numpy_object_dtype_errors'].items())]
+    for name, p in s.get('papers', {}).items():
+        out += ['', f'**{name}** vs {p["source"]}: ({p["paper_M"]})M + ({p["paper_A"]})A', '']
+        rows = []
+        for n, r in p['at_n'].items():
+            rows.append([n, f'{r["paper_M"]:.0f} / {r["paper_A"]:.0f}'] + [
+                f'{r[f"{t}_M"]:.0f} ({r[f"{t}_M_over_paper"]:.2f}x) / '
+                f'{r[f"{t}_A"]:.0f} ({r[f"{t}_A_over_paper"]:.2f}x)'
+                for t in ('all', 'nonzero', 'essential')])
+        out.append(_table(['n', 'paper M / A', 'all M / A', 'nonzero M / A',
+                           'essential M / A'], rows))
+    out += ['', s['explanation'].strip(), '', f'![operation counts]({PLOTS["opcount"]})']
+    return '\n'.join(out)
+
+
+# --------------------------------------------------------------------------- plots
+
+def plots(results: dict, folder: Path) -> list:
+    """Write the PNG plots of the sections present; return the files written."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    written = []
+    sections = results.get('sections', {})
+    for key, func in (('scaling', _plot_scaling), ('single', _plot_single),
+                      ('opcount', _plot_opcount)):
+        section = sections.get(key)
+        if not isinstance(section, dict) or 'error' in section:
+            continue
+        fig = func(plt, section)
+        path = folder / PLOTS[key]
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _plot_scaling(plt, s):
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    styles = {'denoc': ('ours: DeNOC O(n) (method="denoc")', 'C0', 'o-'),
+              'cholesky': ('ours: GIM + Cholesky O(n^3) (method="cholesky")', 'C3', 's-'),
+              'pin_aba': ('Pinocchio ABA O(n)', 'C0', 'o--'),
+              'pin_crba_cholesky': ('Pinocchio CRBA + Cholesky O(n^3)', 'C3', 's--')}
+    for key, (label, color, style) in styles.items():
+        pts = [(r['n'], r[f'{key}_us']) for r in s['rows'] if r.get(f'{key}_us')]
+        if pts:
+            x, y = zip(*pts)
+            ax.loglog(x, y, style, color=color, label=label, markersize=4,
+                      markerfacecolor='none' if '--' in style else color)
+    last = s['rows'][-1] if s['rows'] else None
+    if last and last.get('denoc_us') and last.get('cholesky_us'):
+        # slope guides through the largest n, slightly above the measured points
+        n_max = last['n']
+        for power, key, span in ((1, 'denoc_us', 100.0), (3, 'cholesky_us', 8.0)):
+            xs = [n_max / span, n_max]
+            ys = [1.6 * last[key] * (x / n_max) ** power for x in xs]
+            ax.loglog(xs, ys, ':', color='grey', linewidth=1)
+            ax.annotate(f'slope {power}: O(n{"^3" if power == 3 else ""})', (xs[0], ys[0]),
+                        color='grey', fontsize=8, ha='right', va='bottom')
+    xo = s.get('crossover_denoc_beats_cholesky', {}).get('n')
+    if xo:
+        ax.axvline(xo, color='k', linewidth=0.8, alpha=0.5)
+        ax.annotate(f'crossover n = {xo:.0f}', (xo, ax.get_ylim()[0]), rotation=90,
+                    fontsize=8, va='bottom', ha='right')
+    ax.set_xlabel('number of joints n')
+    ax.set_ylabel('time per forward-dynamics call [us]')
+    ax.set_title('Single-state forward dynamics against n (cf. Fig. 2 of paper 001)')
+    ax.grid(True, which='both', alpha=0.25)
+    ax.legend(fontsize=8, loc='upper left')
+    fig.tight_layout()
+    return fig
+
+
+def _plot_single(plt, s):
+    order = ['FD auto', 'ID', 'GIM', 'UDU', 'inverse GIM']
+    rows = {r['call']: r for r in s['rows']}
+    calls = [c for c in order if c in rows]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    who = [('ours', 'ours_us', 'C0'), ('Pinocchio', 'pinocchio_us', 'C1'),
+           ('roboticstoolbox', 'roboticstoolbox_us', 'C2')]
+    who = [w for w in who if any(rows[c].get(w[1]) for c in calls)]
+    width = 0.8 / len(who)
+    for k, (label, key, color) in enumerate(who):
+        xs = [i + (k - (len(who) - 1) / 2) * width for i in range(len(calls))]
+        ys = [rows[c].get(key) or 0 for c in calls]
+        bars = ax.bar(xs, ys, width, label=label, color=color)
+        for bar, y in zip(bars, ys):
+            if y:
+                ax.annotate(f'{y:.3g}', (bar.get_x() + bar.get_width() / 2, y),
+                            ha='center', va='bottom', fontsize=7)
+    ax.set_yscale('log')
+    ax.set_xticks(range(len(calls)))
+    ax.set_xticklabels(['FD' if c == 'FD auto' else c for c in calls])
+    ax.set_ylabel('median time per call [us] (log)')
+    ax.set_title('Panda 7-DOF single-state calls')
+    ax.legend(fontsize=8)
+    ax.grid(True, axis='y', which='both', alpha=0.25)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_opcount(plt, s):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    papers = {'FD denoc': ((-335.0, 201.0), (-361.0, 193.0)),
+              'GIM': ((-85.0, 38.5, 10.5), (-70.0, 39.0, 6.0))}
+    for ax, name in zip(axes, ('FD denoc', 'GIM')):
+        ns = [e['n'] for e in s['per_n'] if name in e['counts']]
+        for tier, style in (('all', 'o-'), ('nonzero', 's-'), ('essential', '^-')):
+            for kind, color in (('M', 'C0'), ('A', 'C1')):
+                ys = [e['counts'][name][tier][kind] for e in s['per_n']
+                      if name in e['counts']]
+                ax.plot(ns, ys, style, color=color, markersize=3,
+                        alpha={'all': 0.4, 'nonzero': 0.7, 'essential': 1.0}[tier],
+                        label=f'{kind} {tier}')
+        if ns:
+            for coef, kind, color in ((papers[name][0], 'M', 'C0'),
+                                      (papers[name][1], 'A', 'C1')):
+                ax.plot(ns, [sum(c * n ** k for k, c in enumerate(coef)) for n in ns], ':',
+                        color=color, linewidth=2, label=f'{kind} paper')
+        ax.set_title(name)
+        ax.set_xlabel('n')
+        ax.set_ylabel('operations')
+        ax.grid(True, alpha=0.25)
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def write(results: dict, folder: Path):
+    """Write latest.md and the plots into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = plots(results, folder)
+    (folder / 'latest.md').write_text(markdown(results))
+    return [folder / 'latest.md'] + written
+
+
+if __name__ == '__main__':
+    source = Path(sys.argv[1])
+    for path in write(json.loads(source.read_text()), source.parent):
+        print(path)
