@@ -23,9 +23,10 @@ from .urdf import build_chain, Chain
 #: ``method="auto"`` solves one state by the GIM and Cholesky (fewer, larger numpy
 #: calls) for chains shorter than this, and by the O(n) DeNOC sweeps otherwise.
 #: A batch of states always takes the DeNOC sweeps, which vectorize over the states
-#: (Cholesky runs LAPACK once per state).  Measured by ``benchmarks/`` (see the
+#: (Cholesky runs LAPACK once per state).  The crossover, n ~ 870 on the 2-core
+#: reference machine, is measured by ``benchmarks/bench_scaling.py`` (see the
 #: README's performance section).
-AUTO_DENOC_MIN_DOF = 400
+AUTO_DENOC_MIN_DOF = 870
 
 #: m^_k below this fraction of the composite inertia I_kk means joint k moves no mass.
 ARTICULATED_EPS = 1e-10
