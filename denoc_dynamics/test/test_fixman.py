@@ -345,3 +345,24 @@ def test_against_pinocchio(n, mode):
     tau = rng.normal(scale=5.0, size=n)
     qdd = fixman.forward_dynamics(theta, qd, L, m, tau, gravity=(0.0, -9.81))
     assert _rel(qdd, pin.aba(model, data, theta, qd, tau)) < 1e-13 * np.linalg.cond(M) + 1e-11
+
+
+def test_batched_states_equal_looped_states():
+    """The dynamics functions map a batch (..., N) over the one-state code."""
+    rng = np.random.default_rng(42)
+    N = 6
+    L = rng.uniform(0.2, 1.0, N)
+    m = rng.uniform(0.5, 2.0, N)
+    theta = rng.uniform(-np.pi, np.pi, (2, 3, N))
+    theta[0, 0] = 0.0                     # aligned links inside a batch too
+    theta_dot = rng.normal(size=(2, 3, N))
+    tau = rng.normal(size=(2, 3, N))
+    qdd = fixman.forward_dynamics(theta, theta_dot, L, m, tau)
+    G_inv = fixman.inverse_mass_matrix(theta, L, m)
+    assert qdd.shape == (2, 3, N) and G_inv.shape == (2, 3, N, N)
+    for index in np.ndindex(2, 3):
+        np.testing.assert_array_equal(
+            qdd[index], fixman.forward_dynamics(theta[index], theta_dot[index], L, m,
+                                                tau[index]))
+        np.testing.assert_array_equal(G_inv[index],
+                                      fixman.inverse_mass_matrix(theta[index], L, m))

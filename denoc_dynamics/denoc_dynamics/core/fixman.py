@@ -27,9 +27,13 @@ this is regular when links are aligned (theta_i = 0 or pi).
 
 Indices in code are 0-based: point k of the arrays is x_{k+1} of the paper.
 Every function takes one state (1-D arrays of length N); L and m may also be
-scalars, broadcast to all links.
+scalars, broadcast to all links.  The dynamics functions (``mass_matrix``,
+``inverse_mass_matrix``, ``apply_inverse_mass_matrix``, ``bias_force``,
+``forward_dynamics``) also take a batch of states, shape (..., N), mapped over the
+one-state code.
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -142,6 +146,28 @@ class HBlocks(NamedTuple):
     bb: BandedMatrix
 
 
+def _batched(*state_args):
+    """Map a one-state function over the leading axes of its state arguments."""
+    def wrap(f):
+        names = f.__code__.co_varnames[:f.__code__.co_argcount]
+
+        @functools.wraps(f)
+        def mapped(*args, **kwargs):
+            bound = dict(zip(names, args), **kwargs)
+            theta = np.asarray(bound['theta'], dtype=float)
+            if theta.ndim <= 1:
+                return f(**bound)
+            batch = theta.shape[:-1]
+            for name in state_args:
+                bound[name] = np.broadcast_to(np.asarray(bound[name], dtype=float),
+                                              theta.shape)
+            results = [f(**{k: v[index] if k in state_args else v for k, v in bound.items()})
+                       for index in np.ndindex(batch)]
+            return np.stack(results).reshape(batch + results[0].shape)
+        return mapped
+    return wrap
+
+
 # --------------------------------------------------------------------------- kinematics
 
 def absolute_angles(theta):
@@ -239,6 +265,7 @@ def cartesian_jacobian(theta, L, lengths=False):
     return np.hstack([Jx, JL])
 
 
+@_batched('theta')
 def mass_matrix(theta, L, m):
     """
     Return the arm's mass matrix G^aa = J_x^T diag(m) J_x, dense (N, N).
@@ -307,6 +334,7 @@ def h_blocks(theta, L, m):
                    _banded_gram(Jb, Jb, w))
 
 
+@_batched('theta')
 def inverse_mass_matrix(theta, L, m):
     """
     Return (G^aa)^-1 = H^aa - H^ab (H^bb)^-1 H^ba, dense (N, N) (001 eqs. 12, 25).
@@ -327,6 +355,7 @@ def _solve_hbb(Hbb, rhs):
     return solveh_banded(Hbb.upper_form(), rhs)
 
 
+@_batched('theta', 'v')
 def apply_inverse_mass_matrix(theta, L, m, v):
     """
     Return (G^aa)^-1 v in O(N) (001 eq. 13); v of shape (N,) or (N, k).
@@ -347,6 +376,7 @@ def apply_inverse_mass_matrix(theta, L, m, v):
 
 # --------------------------------------------------------------------------- dynamics
 
+@_batched('theta', 'theta_dot')
 def bias_force(theta, theta_dot, L, m, gravity=(0.0, -9.81)):
     """
     Return the generalized bias force C(theta, theta_dot) + g(theta) in O(N).
@@ -372,6 +402,7 @@ def bias_force(theta, theta_dot, L, m, gravity=(0.0, -9.81)):
     return np.cumsum(_cross(d, F)[::-1])[::-1]
 
 
+@_batched('theta', 'theta_dot', 'tau')
 def forward_dynamics(theta, theta_dot, L, m, tau, gravity=(0.0, -9.81)):
     """
     Return theta_ddot = (G^aa)^-1 (tau - C - g) in O(N) (001 eqs. 9, 13).
