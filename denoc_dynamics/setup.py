@@ -29,6 +29,9 @@ setup(
     entry_points={
         'console_scripts': [
             'denoc-dynamics = denoc_dynamics.cli:main',
+            'dynamics_node = denoc_dynamics.ros.dynamics_node:main',
+            'sim_node = denoc_dynamics.ros.sim_node:main',
+            'denoc_sim_arm = denoc_dynamics.ros.sim_arm_main:main',
         ],
     },
 )

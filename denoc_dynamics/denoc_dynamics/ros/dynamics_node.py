@@ -1,0 +1,313 @@
+"""
+dynamics_node: the DeNOC dynamics of a robot as ROS 2 topics and services.
+
+Subscribes
+  ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): mapped by joint name;
+  names that are not chain joints are ignored.  A message with a chain joint
+  missing, a NaN/Inf, or position/velocity arrays whose lengths differ from the
+  names is rejected (counted, throttled warning).
+  ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
+  ``joints`` parameter (default: chain order); a command older than
+  ``command_timeout`` counts as zero torque.
+  ``robot_description`` (std_msgs/String, transient_local): only when neither the
+  ``robot_description`` nor the ``urdf_path`` parameter is set.
+
+Publishes
+  ``~/joint_accelerations`` (denoc_dynamics_interfaces/JointAccelerations): for every
+  accepted joint state, qdd = FD(q, qd, latest command), stamped like the state.
+  ``~/inertia_matrix`` (denoc_dynamics_interfaces/InertiaMatrix): every
+  ``inertia_every_n`` accepted states.
+  ``~/gravity_torques`` and ``~/bias_forces`` (sensor_msgs/JointState, chain joint
+  names, the values in the ``effort`` field; position/velocity left empty): if the
+  ``publish_gravity_torques`` / ``publish_bias_forces`` parameters are true.
+
+Services
+  ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
+  (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
+  cannot be served gets ``success = false`` and the reason in ``message``.
+
+The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
+:attr:`DynamicsNode.command_rejections`) and are logged every
+``diagnostics_period`` seconds when they changed.
+"""
+
+import sys
+
+from denoc_dynamics_interfaces.msg import InertiaMatrix
+from denoc_dynamics_interfaces.msg import JointAccelerations
+from denoc_dynamics_interfaces.srv import ForwardDynamics
+from denoc_dynamics_interfaces.srv import GetInertiaMatrix
+from denoc_dynamics_interfaces.srv import InverseDynamics
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from .joint_io import declare_command_parameters
+from .joint_io import EffortCommandReader
+from .joint_io import JointStateReader
+from .joint_io import Rejected
+from .joint_io import Rejections
+from .parameters import declare
+from .robot_model import RobotModelSource
+
+FD_METHODS = ('auto', 'denoc', 'cholesky')
+
+
+def _flat(matrix) -> list:
+    return np.asarray(matrix, dtype=float).ravel().tolist()
+
+
+class DynamicsNode(Node):
+    """Forward/inverse dynamics and the inertia matrix of the robot, over ROS 2."""
+
+    def __init__(self, node_name='dynamics_node', **kwargs):
+        """Declare the parameters, load the model (or wait for it) and set up the I/O."""
+        super().__init__(node_name, **kwargs)
+        self.joints_param, self.command_timeout = declare_command_parameters(self)
+        self.inertia_every_n = declare(
+            self, 'inertia_every_n', Parameter.Type.INTEGER, 10,
+            'publish ~/inertia_matrix every this many accepted joint states; 0: never',
+            read_only=True, min_value=0)
+        self.publish_gravity = declare(
+            self, 'publish_gravity_torques', Parameter.Type.BOOL, False,
+            'publish ~/gravity_torques (JointState effort field) for every accepted state',
+            read_only=True)
+        self.publish_bias = declare(
+            self, 'publish_bias_forces', Parameter.Type.BOOL, False,
+            'publish ~/bias_forces (Coriolis + centrifugal + gravity, JointState effort '
+            'field) for every accepted state', read_only=True)
+        self.fd_method = declare(
+            self, 'fd_method', Parameter.Type.STRING, 'auto',
+            "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'",
+            read_only=True, additional_constraints=str(FD_METHODS))
+        if self.fd_method not in FD_METHODS:
+            raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
+        diagnostics_period = declare(
+            self, 'diagnostics_period', Parameter.Type.DOUBLE, 10.0,
+            'log the message counters every this many seconds when they changed; 0: never',
+            read_only=True, min_value=0.0)
+
+        self.robot = None
+        self.states = None
+        self.commands = None
+        self.latest_state = None  # (stamp, q, qd) of the latest accepted joint state
+        self.accepted = 0
+        self.state_rejections = Rejections(self.get_logger(), 'joint state')
+        self.command_rejections = Rejections(self.get_logger(), 'effort command')
+        self._logged_counts = None
+
+        self.acc_pub = self.create_publisher(JointAccelerations, '~/joint_accelerations', 10)
+        self.inertia_pub = self.create_publisher(InertiaMatrix, '~/inertia_matrix', 10)
+        self.gravity_pub = (self.create_publisher(JointState, '~/gravity_torques', 10)
+                            if self.publish_gravity else None)
+        self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
+                         if self.publish_bias else None)
+
+        self.model = RobotModelSource(self, self._set_model)
+
+        self.state_sub = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
+        self.command_sub = self.create_subscription(
+            Float64MultiArray, 'effort_commands', self._on_command, 10)
+        self.create_service(GetInertiaMatrix, '~/get_inertia_matrix', self._get_inertia_matrix)
+        self.create_service(ForwardDynamics, '~/forward_dynamics', self._forward_dynamics)
+        self.create_service(InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics)
+        if diagnostics_period > 0.0:
+            self.create_timer(diagnostics_period, self._log_counters)
+
+    # --- model -----------------------------------------------------------------------
+    def _set_model(self, robot, source):
+        commands = EffortCommandReader(robot.joint_names, self.joints_param,
+                                       self.command_timeout)
+        if commands.ignored:
+            self.get_logger().warning(
+                f'joints parameter entries {commands.ignored} are not chain joints; their '
+                'effort commands are dropped')
+        self.robot = robot
+        self.states = JointStateReader(robot.joint_names)
+        self.commands = commands
+        self.latest_state = None
+        self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
+        self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    # --- topics ----------------------------------------------------------------------
+    def _on_command(self, msg):
+        if self.commands is None:
+            self.command_rejections.add(Rejected('no model', 'no robot model yet'))
+            return
+        try:
+            self.commands.accept(msg, self._now())
+        except Rejected as exc:
+            self.command_rejections.add(exc)
+
+    def _on_joint_state(self, msg):
+        if self.robot is None:
+            self.state_rejections.add(Rejected('no model', 'no robot model yet'))
+            return
+        try:
+            q, qd = self.states.read(msg)
+        except Rejected as exc:
+            self.state_rejections.add(exc)
+            return
+        robot = self.robot
+        tau = self.commands.current(self._now())
+        try:
+            qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            self.state_rejections.add(Rejected('dynamics failed', str(exc)))
+            return
+        stamp = msg.header.stamp
+        self.accepted += 1
+        self.latest_state = (stamp, q, qd)
+        acc = self.acc_msg
+        acc.header.stamp = stamp
+        acc.acceleration = qdd.tolist()
+        self.acc_pub.publish(acc)
+        if self.inertia_every_n > 0 and self.accepted % self.inertia_every_n == 0:
+            inertia = self.inertia_msg
+            inertia.header.stamp = stamp
+            inertia.data = _flat(robot.inertia_matrix(q))
+            self.inertia_pub.publish(inertia)
+        if self.gravity_pub is not None:
+            self.gravity_pub.publish(self._efforts(stamp, robot.gravity_torques(q)))
+        if self.bias_pub is not None:
+            self.bias_pub.publish(self._efforts(stamp, robot.bias_forces(q, qd)))
+
+    def _efforts(self, stamp, values):
+        msg = JointState(name=self.robot.joint_names, effort=values.tolist())
+        msg.header.stamp = stamp
+        return msg
+
+    def _log_counters(self):
+        counts = (self.accepted, self.state_rejections.total, self.command_rejections.total)
+        if counts != self._logged_counts:
+            self._logged_counts = counts
+            self.get_logger().info(
+                f'joint states accepted: {self.accepted}, rejected: {self.state_rejections}; '
+                f'effort commands rejected: {self.command_rejections}')
+
+    # --- services --------------------------------------------------------------------
+    def _request_state(self, state, need_velocity, need_effort):
+        """Return (robot, reader, q, qd, tau) for a service request; Rejected if unusable."""
+        robot = self.robot
+        if robot is None:
+            raise Rejected('no model', 'no robot model yet (waiting for robot_description)')
+        return (robot, self.states) + self.states.read_request(state, need_velocity,
+                                                               need_effort)
+
+    @staticmethod
+    def _fail(response, exc):
+        response.success = False
+        response.message = str(exc) or type(exc).__name__
+        return response
+
+    def _get_inertia_matrix(self, request, response):
+        try:
+            state = request.state
+            if len(state.name) == 0 and len(state.position) == 0:
+                if self.latest_state is None:
+                    raise Rejected('no state', 'empty request state and no joint state '
+                                               'received yet')
+                robot = self.robot
+                stamp, q, _ = self.latest_state
+                source = 'the latest joint state'
+            else:
+                robot, _, q, _, _ = self._request_state(state, False, False)
+                stamp = state.header.stamp
+                source = 'the requested state'
+            response.inertia.header.stamp = stamp
+            response.inertia.joint_names = robot.joint_names
+            response.inertia.data = _flat(robot.inertia_matrix(q))
+            if request.include_decomposition:
+                u, d = robot.udu(q)
+                response.u = _flat(u)
+                response.d = _flat(d)
+            if request.include_inverse:
+                response.inverse = _flat(robot.inverse_inertia_matrix(q))
+            response.success = True
+            response.message = f'inertia matrix at {source}'
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            return self._fail(response, exc)
+        return response
+
+    def _forward_dynamics(self, request, response):
+        try:
+            state = request.state
+            robot, reader, q, qd, tau = self._request_state(state, True, True)
+            qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
+            index = {name: i for i, name in enumerate(robot.joint_names)}
+            names = [name for name in state.name if name in index]
+            response.accelerations.header.stamp = state.header.stamp
+            response.accelerations.joint_names = names
+            response.accelerations.acceleration = [float(qdd[index[name]]) for name in names]
+            response.success = True
+            response.message = self._unknown_note(reader, state.name, 'left out')
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            return self._fail(response, exc)
+        return response
+
+    def _inverse_dynamics(self, request, response):
+        try:
+            state = request.state
+            robot, reader, q, qd, _ = self._request_state(state, True, False)
+            names = list(state.name)
+            acceleration = request.acceleration
+            qdd = np.zeros(robot.n)
+            if len(acceleration) != 0:
+                if len(acceleration) != len(names):
+                    raise Rejected('length', f'{len(acceleration)} accelerations for '
+                                             f'{len(names)} names')
+                values = np.asarray(acceleration, dtype=float)
+                if not np.all(np.isfinite(values)):
+                    raise Rejected('non-finite', 'acceleration contains NaN or Inf')
+                qdd = values[reader.selection(names)]
+            tau = robot.inverse_dynamics(q, qd, qdd)
+            index = {name: i for i, name in enumerate(robot.joint_names)}
+            response.effort = [float(tau[index[name]]) if name in index else 0.0
+                               for name in names]
+            response.success = True
+            response.message = self._unknown_note(reader, names, 'given zero effort')
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            return self._fail(response, exc)
+        return response
+
+    @staticmethod
+    def _unknown_note(reader, names, what):
+        unknown = reader.unknown(names)
+        return f'ok; joints not in the chain {what}: {unknown}' if unknown else 'ok'
+
+
+def main(args=None):
+    """Run the dynamics node until shutdown."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = DynamicsNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RuntimeError as exc:
+        if node is None:  # a bad parameter or URDF: say why and exit non-zero
+            print(f'dynamics_node: {exc}', file=sys.stderr)
+            return 1
+        raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

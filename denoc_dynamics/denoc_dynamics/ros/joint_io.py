@@ -1,0 +1,202 @@
+"""
+Joint-space input handling shared by the dynamics node and the sim node.
+
+* :class:`JointStateReader` maps sensor_msgs/JointState onto the chain by joint name.
+* :class:`EffortCommandReader` reads std_msgs/Float64MultiArray effort commands in the
+  order of the ``joints`` parameter (the ros2_control forward_command_controller
+  convention) and applies the ``command_timeout``.
+* :class:`Rejections` counts rejected messages per reason and logs a throttled warning.
+
+Both readers raise :class:`Rejected` for a message that must not be used.
+"""
+
+import math
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+from rclpy.parameter import Parameter
+
+from .parameters import declare
+
+#: At most one warning per reason and topic every this many seconds.
+WARN_THROTTLE_SEC = 5.0
+
+
+class Rejected(ValueError):
+    """A message that cannot be used; ``reason`` is a short key for the counters."""
+
+    def __init__(self, reason: str, detail: str):
+        """Keep the counter key ``reason`` and the human-readable ``detail``."""
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class Rejections:
+    """Per-reason counters of rejected messages on one input, with throttled warnings."""
+
+    def __init__(self, logger, what: str):
+        """Count rejections of the input ``what`` (used in the log messages)."""
+        self._logger = logger
+        self.what = what
+        self.counts: Dict[str, int] = {}
+
+    @property
+    def total(self) -> int:
+        """Return the number of rejected messages."""
+        return sum(self.counts.values())
+
+    def add(self, rejected: Rejected):
+        """Count ``rejected`` and log a warning (throttled)."""
+        self.counts[rejected.reason] = self.counts.get(rejected.reason, 0) + 1
+        self._logger.warning(
+            f'rejected {self.what} ({rejected.reason}, {self.counts[rejected.reason]} so '
+            f'far): {rejected.detail}',
+            throttle_duration_sec=WARN_THROTTLE_SEC)
+
+    def __str__(self):
+        """Return e.g. ``'3 (non-finite: 2, length: 1)'``."""
+        if not self.counts:
+            return '0'
+        parts = ', '.join(f'{k}: {v}' for k, v in sorted(self.counts.items()))
+        return f'{self.total} ({parts})'
+
+
+def _finite_array(values, what: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(array)):
+        raise Rejected('non-finite', f'{what} contains NaN or Inf')
+    return array
+
+
+class JointStateReader:
+    """
+    Map joint states onto the chain by name; names not in the chain are ignored.
+
+    :meth:`read` (topic input) requires a position and a velocity for every name;
+    :meth:`read_request` (service input) lets velocity and effort be empty (zero).
+    """
+
+    _CACHE_SIZE = 16
+
+    def __init__(self, joint_names: Sequence[str]):
+        """Read states of the chain joints ``joint_names`` (chain order)."""
+        self.joint_names = list(joint_names)
+        self.n = len(self.joint_names)
+        self._chain_index = {name: i for i, name in enumerate(self.joint_names)}
+        self._cache: Dict[tuple, np.ndarray] = {}
+
+    def selection(self, names: Sequence[str]) -> np.ndarray:
+        """Return, for each chain joint, its index in ``names``; Rejected if one is missing."""
+        key = tuple(names)
+        selection = self._cache.get(key)
+        if selection is None:
+            where = {name: i for i, name in enumerate(key)}
+            missing = [name for name in self.joint_names if name not in where]
+            if missing:
+                raise Rejected('missing joint', f'no entry for chain joint(s) {missing}')
+            selection = np.array([where[name] for name in self.joint_names], dtype=int)
+            if len(self._cache) >= self._CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = selection
+        return selection
+
+    def unknown(self, names: Sequence[str]) -> List[str]:
+        """Return the names that are not chain joints."""
+        return [name for name in names if name not in self._chain_index]
+
+    def read(self, msg):
+        """Return (q, qd) in chain order from a JointState message, or raise Rejected."""
+        count = len(msg.name)
+        if len(msg.position) != count or len(msg.velocity) != count:
+            raise Rejected('length', f'{len(msg.position)} positions and '
+                                     f'{len(msg.velocity)} velocities for {count} names')
+        selection = self.selection(msg.name)
+        q = _finite_array(msg.position, 'position')[selection]
+        qd = _finite_array(msg.velocity, 'velocity')[selection]
+        return q, qd
+
+    def read_request(self, msg, need_velocity=True, need_effort=True):
+        """
+        Return (q, qd, tau) in chain order from a service's JointState.
+
+        Empty velocity or effort arrays mean zero.  Raise Rejected on a length mismatch,
+        a missing chain joint or a non-finite value.
+        """
+        count = len(msg.name)
+        if count == 0:
+            raise Rejected('empty', 'the joint state has no names')
+        arrays = [('position', msg.position, True), ('velocity', msg.velocity, need_velocity),
+                  ('effort', msg.effort, need_effort)]
+        out = []
+        selection = self.selection(msg.name)
+        for field, values, used in arrays:
+            if not used or (field != 'position' and len(values) == 0):
+                out.append(np.zeros(self.n))
+                continue
+            if len(values) != count:
+                raise Rejected('length', f'{len(values)} {field} entries for {count} names')
+            out.append(_finite_array(values, field)[selection])
+        return tuple(out)
+
+
+def declare_command_parameters(node):
+    """Declare ``joints`` and ``command_timeout``; return (joints, command_timeout)."""
+    joints = declare(
+        node, 'joints', Parameter.Type.STRING_ARRAY, [],
+        'joint order of the effort_commands array (ros2_control forward_command_controller '
+        'convention); empty: the chain order', read_only=True)
+    timeout = declare(
+        node, 'command_timeout', Parameter.Type.DOUBLE, 0.5,
+        'an effort command older than this [s] counts as zero torque; <= 0: never expires',
+        read_only=True)
+    return list(joints), float(timeout)
+
+
+class EffortCommandReader:
+    """
+    Effort commands (std_msgs/Float64MultiArray) in the order of the ``joints`` parameter.
+
+    Chain joints missing from ``joints`` get zero effort; entries of ``joints`` that are
+    not chain joints are accepted and dropped (their names are in :attr:`ignored`).
+    """
+
+    def __init__(self, chain_joint_names: Sequence[str], joints: Sequence[str] = (),
+                 timeout: float = 0.5):
+        """Map ``joints`` (empty: the chain order) onto the chain."""
+        chain_joint_names = list(chain_joint_names)
+        self.n = len(chain_joint_names)
+        self.joints = list(joints) if joints else list(chain_joint_names)
+        index = {name: i for i, name in enumerate(chain_joint_names)}
+        self._source = np.array([i for i, name in enumerate(self.joints) if name in index],
+                                dtype=int)
+        self._target = np.array([index[name] for name in self.joints if name in index],
+                                dtype=int)
+        self.ignored = [name for name in self.joints if name not in index]
+        self.timeout = timeout
+        self.latest: Optional[np.ndarray] = None
+        self.latest_time = -math.inf
+
+    def read(self, msg) -> np.ndarray:
+        """Return the effort in chain order, or raise Rejected."""
+        if len(msg.data) != len(self.joints):
+            raise Rejected('length', f'{len(msg.data)} efforts for {len(self.joints)} joints '
+                                     f'{self.joints}')
+        data = _finite_array(msg.data, 'effort command')
+        tau = np.zeros(self.n)
+        tau[self._target] = data[self._source]
+        return tau
+
+    def accept(self, msg, now: float) -> np.ndarray:
+        """Read ``msg`` and keep it as the latest command, received at ``now`` [s]."""
+        tau = self.read(msg)
+        self.latest = tau
+        self.latest_time = now
+        return tau
+
+    def current(self, now: float) -> np.ndarray:
+        """Return the latest command, or zero if there is none or it timed out at ``now``."""
+        if self.latest is None or (self.timeout > 0.0
+                                   and now - self.latest_time > self.timeout):
+            return np.zeros(self.n)
+        return self.latest

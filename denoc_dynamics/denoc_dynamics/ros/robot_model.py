@@ -1,0 +1,109 @@
+"""
+Where both nodes get their robot model from (the one shared implementation).
+
+Order of precedence:
+
+1. the ``robot_description`` string parameter (URDF XML);
+2. else the ``urdf_path`` parameter (a URDF file);
+3. else the ``robot_description`` topic (std_msgs/String; depth 1, reliable,
+   transient_local, as robot_state_publisher publishes it).  Every new description
+   received there rebuilds the model.
+
+``base_link``, ``tip_link``, ``gravity`` and ``side_branches`` are passed to
+:func:`denoc_dynamics.load_urdf`.
+"""
+
+from typing import Callable, Optional
+
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy
+from rclpy.qos import HistoryPolicy
+from rclpy.qos import QoSProfile
+from rclpy.qos import ReliabilityPolicy
+from std_msgs.msg import String
+
+from .parameters import declare
+from .. import load_urdf
+
+#: QoS of /robot_description: latched like robot_state_publisher's publisher.
+ROBOT_DESCRIPTION_QOS = QoSProfile(
+    depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+DESCRIPTION_TOPIC = 'robot_description'
+
+
+class RobotModelSource:
+    """
+    Declare the model parameters on ``node`` and load the robot from them.
+
+    ``on_model(robot, source)`` is called for every model loaded (at construction from a
+    parameter, or later from the topic) and may raise ValueError to refuse it.  A bad
+    URDF given by parameter raises RuntimeError from the constructor; a bad one on the
+    topic is logged and the previous model kept.
+    """
+
+    def __init__(self, node, on_model: Callable):
+        """Declare the parameters and load the model, or subscribe to the topic."""
+        self._node = node
+        self._on_model = on_model
+        self.robot = None
+        self.source: Optional[str] = None
+        self.subscription = None
+        description = declare(
+            node, 'robot_description', Parameter.Type.STRING, '',
+            'URDF XML of the robot; if empty, urdf_path is used', read_only=True)
+        path = declare(
+            node, 'urdf_path', Parameter.Type.STRING, '',
+            'URDF file, used when robot_description is empty; if both are empty the '
+            'model comes from the robot_description topic', read_only=True)
+        self.base_link = declare(
+            node, 'base_link', Parameter.Type.STRING, '',
+            'first (fixed) link of the chain; empty: the URDF root', read_only=True)
+        self.tip_link = declare(
+            node, 'tip_link', Parameter.Type.STRING, '',
+            'last link of the chain; empty: the single leaf below base_link', read_only=True)
+        self.gravity = declare(
+            node, 'gravity', Parameter.Type.DOUBLE_ARRAY, [0.0, 0.0, -9.81],
+            'gravity vector [m/s^2] in the base_link frame', read_only=True,
+            additional_constraints='3 finite numbers')
+        self.side_branches = declare(
+            node, 'side_branches', Parameter.Type.STRING, 'lock',
+            "links off the base-tip path: 'lock' (rigid at zero) or 'drop' (ignored)",
+            read_only=True, additional_constraints="'lock' or 'drop'")
+        if description:
+            self._load_or_raise(description, 'the robot_description parameter')
+        elif path:
+            self._load_or_raise(path, f'urdf_path {path}')
+        else:
+            self.subscription = node.create_subscription(
+                String, DESCRIPTION_TOPIC, self._on_description, ROBOT_DESCRIPTION_QOS)
+            node.get_logger().info(
+                'no robot_description or urdf_path parameter: waiting for the robot '
+                f'description on topic {self.subscription.topic_name}')
+
+    def load(self, urdf: str, source: str):
+        """Build the model from a URDF file or XML and hand it to ``on_model``."""
+        robot = load_urdf(urdf, base_link=self.base_link or None,
+                          tip_link=self.tip_link or None, gravity=tuple(self.gravity),
+                          side_branches=self.side_branches)
+        self._on_model(robot, source)
+        self.robot = robot
+        self.source = source
+        self._node.get_logger().info(
+            f'robot model from {source}: {robot.chain.name!r}, {robot.n} joints '
+            f'{robot.joint_names} ({robot.chain.base_link} -> {robot.chain.tip_link})')
+        return robot
+
+    def _load_or_raise(self, urdf, source):
+        try:
+            self.load(urdf, source)
+        except (ValueError, OSError, KeyError, TypeError) as exc:
+            raise RuntimeError(f'cannot load the robot model from {source}: {exc}') from exc
+
+    def _on_description(self, msg):
+        try:
+            self.load(msg.data, 'the robot_description topic')
+        except Exception as exc:  # any parser error: keep the previous model
+            self._node.get_logger().error(
+                f'ignoring the robot description received on the topic: {exc}')

@@ -1,0 +1,291 @@
+"""
+denoc_sim_arm: the simulated arm and the dynamics node in one process.
+
+Both nodes (and, with ``--demo``, a small demo controller) are composed by hand in
+one executor, whose callbacks the sim node runs between its physics chunks
+(:meth:`SimNode.run`): one thread, no competition for the GIL.  Parameters come from
+the same YAML file as the launch file uses (``--params-file``, default the installed
+``config/sim_arm.yaml``); ``--urdf``, ``--real-time-factor`` and ``--integrator``
+override it.  A status line shows the simulated time, the real-time factor and a few
+joint positions (updated in place on a terminal, one line a second otherwise).
+
+The demo controller (on by default, ``--no-demo`` to switch it off) sends computed-
+torque efforts ``tau = ID(q, qd, qdd_ref + Kp (q_ref - q) + Kd (qd_ref - qd))`` with
+the core's inverse dynamics: gravity compensation plus a gentle sinusoid around the
+initial pose on joints 1, 2 and 4, so that the arm visibly moves.  Without it the arm
+holds its initial pose (``start_mode: hold``) until something publishes
+``effort_commands``.
+
+Examples::
+
+    denoc_sim_arm                                # demo, real time, until Ctrl-C
+    denoc_sim_arm --duration 10 --plot arm.png   # 10 s of simulated time, then a plot
+    denoc_sim_arm --no-demo --start-mode running --real-time-factor 0 --duration 5
+                                                 # headless benchmark: the arm falls
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from .dynamics_node import DynamicsNode
+from .sim_node import SimNode
+from .. import load_urdf
+from ..resources import bundled_urdf
+
+PACKAGE = 'denoc_dynamics'
+
+
+def default_params_file():
+    """Return the installed config/sim_arm.yaml (or the source tree's one)."""
+    try:
+        share = get_package_share_directory(PACKAGE)
+        path = os.path.join(share, 'config', 'sim_arm.yaml')
+        if os.path.isfile(path):
+            return path
+    except PackageNotFoundError:
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, '..', '..', 'config', 'sim_arm.yaml')
+
+
+class DemoController(Node):
+    """Computed-torque tracking of a gentle sinusoid around a pose (for the demo)."""
+
+    #: (joint index, amplitude [rad], period [s]) of the demo motion.
+    MOTION = ((0, 0.5, 8.0), (1, 0.25, 5.0), (3, 0.35, 4.0))
+
+    def __init__(self, robot, pose, joints, frequency=1.5, **kwargs):
+        """Track ``pose`` + sinusoids with ``robot``'s inverse dynamics."""
+        super().__init__('demo_controller', **kwargs)
+        self.robot = robot
+        self.pose = np.asarray(pose, dtype=float) if len(pose) else np.zeros(robot.n)
+        omega = 2.0 * math.pi * frequency
+        self.kp, self.kd = omega ** 2, 2.0 * omega
+        index = {name: i for i, name in enumerate(robot.joint_names)}
+        self.order = [index.get(name) for name in (joints or robot.joint_names)]
+        self.t0 = None
+        self.pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_state,
+                                 qos_profile_sensor_data)
+        self._msg = Float64MultiArray()
+        self._names = None
+
+    def reference(self, t):
+        """Return (q_ref, qd_ref, qdd_ref) at time t [s] since the first state."""
+        q, qd, qdd = self.pose.copy(), np.zeros(self.robot.n), np.zeros(self.robot.n)
+        for k, amplitude, period in self.MOTION:
+            if k < self.robot.n:
+                w = 2.0 * math.pi / period
+                q[k] += amplitude * math.sin(w * t)
+                qd[k] += amplitude * w * math.cos(w * t)
+                qdd[k] -= amplitude * w * w * math.sin(w * t)
+        return q, qd, qdd
+
+    def _on_state(self, msg):
+        if self._names != list(msg.name):
+            where = {name: i for i, name in enumerate(msg.name)}
+            if any(name not in where for name in self.robot.joint_names):
+                return
+            self._names = list(msg.name)
+            self._select = [where[name] for name in self.robot.joint_names]
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        if self.t0 is None:
+            self.t0 = stamp
+        q = np.asarray(msg.position)[self._select]
+        qd = np.asarray(msg.velocity)[self._select]
+        q_ref, qd_ref, qdd_ref = self.reference(stamp - self.t0)
+        qdd = qdd_ref + self.kp * (q_ref - q) + self.kd * (qd_ref - qd)
+        tau = self.robot.inverse_dynamics(q, qd, qdd)
+        self._msg.data = [float(tau[i]) if i is not None else 0.0 for i in self.order]
+        self.pub.publish(self._msg)
+
+
+class StatusLine:
+    """Print the status in place on a terminal, else one line per second."""
+
+    def __init__(self, stream=sys.stdout, period=1.0, joints=3):
+        """Write to ``stream``; show the first ``joints`` joint positions."""
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.period = 0.1 if self.tty else period
+        self.joints = joints
+        self._last = -math.inf
+        self._width = 0
+
+    def update(self, status, names, force=False):
+        """Print ``status()`` = (t, rtf, mode, q) if a period passed (or ``force``)."""
+        now = time.monotonic()
+        if not force and now - self._last < self.period:
+            return
+        status = status()
+        if status is None:
+            return
+        self._last = now
+        t, rtf, mode, q = status
+        rtf_text = '  n/a' if math.isnan(rtf) else f'{rtf:5.2f}'
+        joints = ' '.join(f'{name}={value:+.3f}'
+                          for name, value in zip(names[:self.joints], q[:self.joints]))
+        line = f'sim {t:8.2f} s | RTF {rtf_text} | {mode:<7} | {joints}'
+        if self.tty:
+            self.stream.write('\r' + line.ljust(self._width))
+            self._width = len(line)
+        else:
+            self.stream.write(line + '\n')
+        self.stream.flush()
+
+    def close(self):
+        """End the in-place line."""
+        if self.tty and self._width:
+            self.stream.write('\n')
+            self.stream.flush()
+            self._width = 0
+
+
+def save_plot(path, times, positions, names, title):
+    """Save the joint trajectories as a PNG (matplotlib, Agg backend)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    positions = np.asarray(positions).reshape(len(times), -1)
+    for k, name in enumerate(names):
+        ax.plot(times, positions[:, k], label=name)
+    ax.set_xlabel('simulated time [s]')
+    ax.set_ylabel('joint position [rad]')
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc='upper right', fontsize='small', ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def parse_args(argv):
+    """Parse the command line (ROS arguments after --ros-args are left to rclpy)."""
+    parser = argparse.ArgumentParser(
+        prog='denoc_sim_arm',
+        description='Simulated arm + DeNOC dynamics node in one process.')
+    parser.add_argument('--params-file', default=None,
+                        help='YAML parameters of sim_node and dynamics_node '
+                             '(default: the installed config/sim_arm.yaml)')
+    parser.add_argument('--urdf', default=None,
+                        help='URDF file (default: the bundled denoc_arm7)')
+    parser.add_argument('--duration', type=float, default=None,
+                        help='stop after this many seconds of simulated time')
+    parser.add_argument('--plot', default=None, metavar='FILE.png',
+                        help='save a plot of the joint trajectories at exit')
+    parser.add_argument('--real-time-factor', type=float, default=None,
+                        help='simulated seconds per wall second; 0: as fast as possible')
+    parser.add_argument('--integrator', default=None,
+                        choices=('rk4', 'ab4', 'semi_implicit_euler'))
+    parser.add_argument('--start-mode', default=None, choices=('hold', 'paused', 'running'),
+                        help="sim_node start_mode ('running' for a benchmark without --demo)")
+    parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
+                        help='drive the arm with the demo controller (default: on)')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    """Run the all-in-one simulated arm; return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ros_args = []
+    if '--ros-args' in argv:
+        cut = argv.index('--ros-args')
+        argv, ros_args = argv[:cut], argv[cut:]
+    args = parse_args(argv)
+    params_file = args.params_file or default_params_file()
+    if not os.path.isfile(params_file):
+        print(f'denoc_sim_arm: no parameters file {params_file}', file=sys.stderr)
+        return 2
+    urdf = args.urdf or bundled_urdf()
+    # The YAML first: --ros-args given by the user come later and take precedence.
+    rclpy.init(args=['denoc_sim_arm', '--ros-args', '--params-file', params_file]
+               + ros_args)
+    overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
+                 Parameter('robot_description', Parameter.Type.STRING, '')]
+    sim_overrides = list(overrides)
+    if args.real_time_factor is not None:
+        sim_overrides.append(Parameter('real_time_factor', Parameter.Type.DOUBLE,
+                                       float(args.real_time_factor)))
+    if args.integrator is not None:
+        sim_overrides.append(Parameter('integrator', Parameter.Type.STRING, args.integrator))
+    if args.start_mode is not None:
+        sim_overrides.append(Parameter('start_mode', Parameter.Type.STRING, args.start_mode))
+    nodes = []
+    status_line = StatusLine()
+    times, positions = [], []
+    interrupted = False
+    exit_code = 0
+    sim = None
+    try:
+        sim = SimNode(parameter_overrides=sim_overrides)
+        nodes.append(sim)
+        if sim.model.robot is None:
+            raise RuntimeError(f'no robot model from {urdf}')
+        if args.plot:
+            sim.listeners.append(lambda s: (times.append(s.t), positions.append(s.q)))
+        nodes.append(DynamicsNode(parameter_overrides=overrides))
+        if args.demo:
+            robot = load_urdf(urdf, base_link=sim.model.base_link or None,
+                              tip_link=sim.model.tip_link or None,
+                              gravity=tuple(sim.model.gravity),
+                              side_branches=sim.model.side_branches)
+            nodes.append(DemoController(robot, sim.initial_positions, sim.joints_param))
+        executor = SingleThreadedExecutor()
+        for node in nodes:
+            executor.add_node(node)
+        names = sim.model.robot.joint_names
+        print(f'denoc_sim_arm: {sim.model.robot.chain.name} ({sim.model.robot.n} joints) from '
+              f'{urdf}; parameters {params_file}; demo {"on" if args.demo else "off"}; '
+              'Ctrl-C to stop', flush=True)
+
+        def on_idle():
+            status_line.update(sim.status, names)
+            if sim.sim.failure is not None:
+                sim.stop()
+
+        finished = sim.run(executor, duration=args.duration, on_idle=on_idle)
+        status_line.update(sim.status, names, force=True)
+        if sim.sim.failure is not None:
+            raise RuntimeError(f'the simulation failed: {sim.sim.failure}')
+        interrupted = not finished
+    except (KeyboardInterrupt, ExternalShutdownException):
+        interrupted = True
+    except RuntimeError as exc:
+        status_line.close()
+        print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)
+        exit_code = 1
+    finally:
+        status_line.close()
+        for node in reversed(nodes):
+            node.destroy_node()
+        rclpy.try_shutdown()
+    if sim is not None and sim.runner is not None:
+        print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
+              f'{sim.runner.meter.overall:.2f}' + (' (interrupted)' if interrupted else ''),
+              flush=True)
+    if args.plot and times:
+        save_plot(args.plot, times, positions, sim.model.robot.joint_names,
+                  f'{sim.model.robot.chain.name}: joint positions')
+        print(f'denoc_sim_arm: plot saved to {args.plot}', flush=True)
+    return exit_code
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""
+sim_node: a simulated arm, the DeNOC forward dynamics integrated in time.
+
+A thin ROS 2 wrapper around :mod:`denoc_dynamics.simulation`.  :meth:`SimNode.run`
+steps the simulation in chunks of one publish period (``physics_rate`` /
+``publish_rate`` steps), paced to ``real_time_factor``, publishes after each chunk and
+runs the executor's ROS callbacks (commands, services, timers) between chunks, all
+in the calling thread: a second Python thread would compete with the physics for the
+GIL, which costs far more than the callbacks themselves.
+
+Subscribes
+  ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
+  ``joints`` parameter (default: chain order), validated like the dynamics node does;
+  clamped to the URDF effort limits; older than ``command_timeout`` seconds of
+  simulated time, a command counts as zero torque.  The first command ends hold mode.
+  ``robot_description`` (std_msgs/String, transient_local): only when neither the
+  ``robot_description`` nor the ``urdf_path`` parameter is set.
+
+Publishes
+  ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
+  effort (the torque applied: the clamped command, zero in hold mode).  Stamped with
+  the simulated time when ``publish_clock`` is true, else with the node's clock.
+  ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
+
+Services
+  ``~/reset`` (std_srvs/Trigger): back to the initial state in hold mode; the message
+  reports a previous non-finite failure.  ``~/pause`` (std_srvs/SetBool): true pauses
+  (time and state frozen), false resumes.
+
+If the state becomes non-finite the integration stops, an error is logged and nothing
+more is published until ``~/reset``.
+"""
+
+import sys
+import threading
+import time
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ShutdownException
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import TimeoutException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool
+from std_srvs.srv import Trigger
+
+from .joint_io import declare_command_parameters
+from .joint_io import EffortCommandReader
+from .joint_io import Rejected
+from .joint_io import Rejections
+from .parameters import declare
+from .robot_model import RobotModelSource
+from ..simulation import INTEGRATORS
+from ..simulation import PhysicsParameters
+from ..simulation import Simulation
+from ..simulation import SimulationRunner
+from ..simulation import START_MODES
+
+
+#: Running as fast as possible, the ROS callbacks run at most this often [s of wall
+#: time]: each look costs a wait-set rebuild, about the price of a physics step.
+IDLE_INTERVAL = 0.005
+
+
+def spin_callbacks(executor, timeout, max_callbacks=200):
+    """
+    Execute the executor's ready callbacks, waiting for more until ``timeout`` [s].
+
+    With ``timeout`` 0 it runs what is ready and returns.  Returns False once the
+    context is shut down.
+    """
+    deadline = time.monotonic() + timeout
+    for _ in range(max_callbacks):
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=remaining)
+        except TimeoutException:
+            return True
+        except ShutdownException:
+            return False
+        handler()
+        exception = handler.exception()
+        if exception is not None:
+            raise exception
+    return True
+
+
+def _time_msg(msg, seconds):
+    nanoseconds = int(round(seconds * 1e9))
+    msg.sec, msg.nanosec = divmod(nanoseconds, 1_000_000_000)
+
+
+class SimNode(Node):
+    """The simulated arm; add it to an executor and call :meth:`run`."""
+
+    def __init__(self, node_name='sim_node', **kwargs):
+        """Declare the parameters and load the model (or subscribe to wait for it)."""
+        super().__init__(node_name, **kwargs)
+        self.joints_param, command_timeout = declare_command_parameters(self)
+        rd = True  # every parameter is read once, at start-up or model load
+        self.physics = PhysicsParameters(
+            physics_rate=declare(
+                self, 'physics_rate', Parameter.Type.DOUBLE, 1000.0,
+                'integration steps per simulated second [Hz]', rd, min_value=1.0),
+            integrator=declare(
+                self, 'integrator', Parameter.Type.STRING, 'rk4',
+                "'rk4' (Runge-Kutta 4), 'ab4' (Adams-Bashforth 4, started by RK4) or "
+                "'semi_implicit_euler'", rd, additional_constraints=str(INTEGRATORS)),
+            friction_velocity=declare(
+                self, 'friction_velocity', Parameter.Type.DOUBLE, 0.05,
+                'smallest regularization velocity v_eps of the Coulomb friction '
+                'friction * tanh(qd / v_eps) [rad/s, m/s]; raised per joint where the '
+                'integrator needs it', rd),
+            limit_stop_frequency=declare(
+                self, 'limit_stop_frequency', Parameter.Type.DOUBLE, 50.0,
+                'natural frequency [Hz] of the position-limit stops: stiffness I w^2 and '
+                'damping 2 zeta I w beyond a limit, I the joint effective inertia; lowered '
+                'where the integrator needs it', rd),
+            limit_stop_damping_ratio=declare(
+                self, 'limit_stop_damping_ratio', Parameter.Type.DOUBLE, 1.0,
+                'damping ratio zeta of the position-limit stops', rd, min_value=0.0),
+            command_timeout=command_timeout,
+            fd_method=declare(
+                self, 'fd_method', Parameter.Type.STRING, 'auto',
+                "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'", rd))
+        try:
+            self.physics.check()
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from exc
+        self.publish_rate = declare(
+            self, 'publish_rate', Parameter.Type.DOUBLE, 100.0,
+            'joint_states (and /clock) publishing rate [Hz of simulated time]', rd,
+            min_value=1e-3)
+        self.real_time_factor = declare(
+            self, 'real_time_factor', Parameter.Type.DOUBLE, 1.0,
+            'simulated seconds per wall second; 0: as fast as possible', rd, min_value=0.0)
+        self.publish_clock = declare(
+            self, 'publish_clock', Parameter.Type.BOOL, False,
+            'publish the simulated time on /clock (and stamp joint_states with it)', rd)
+        self.start_mode = declare(
+            self, 'start_mode', Parameter.Type.STRING, 'hold',
+            "'hold': frozen at initial_positions until the first effort command; "
+            "'paused': paused until ~/pause false; 'running': integrate from the start", rd,
+            additional_constraints=str(START_MODES))
+        self.initial_positions = declare(
+            self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY, [],
+            'initial joint positions in chain order; empty: all zero', rd)
+        status_period = declare(
+            self, 'status_period', Parameter.Type.DOUBLE, 5.0,
+            'log the real-time factor every this many seconds; 0: never', rd, min_value=0.0)
+        if self.start_mode not in START_MODES:
+            raise RuntimeError(f'start_mode must be one of {START_MODES}, '
+                               f'got {self.start_mode!r}')
+
+        self.lock = threading.Lock()
+        self.sim = None
+        self.runner = None
+        self.commands = None
+        self.command_rejections = Rejections(self.get_logger(), 'effort command')
+        self.listeners = []  # called with each published Snapshot
+        self._stop = threading.Event()
+        self.context.on_shutdown(self._stop.set)
+        self._js_msg = None
+
+        self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
+        self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
+                          if self.publish_clock else None)
+        self._clock_msg = Clock()
+        self.model = RobotModelSource(self, self._set_model)
+        self.command_sub = self.create_subscription(
+            Float64MultiArray, 'effort_commands', self._on_command, 10)
+        self.create_service(Trigger, '~/reset', self._reset)
+        self.create_service(SetBool, '~/pause', self._pause)
+        if status_period > 0.0:
+            self.create_timer(status_period, self._log_status)
+
+    # --- model -----------------------------------------------------------------------
+    def _set_model(self, robot, source):
+        sim = Simulation(robot, self.physics, initial_positions=self.initial_positions,
+                         start_mode=self.start_mode)
+        commands = EffortCommandReader(robot.joint_names, self.joints_param)
+        for warning in sim.stability_warnings():
+            self.get_logger().warning(f'integrator stability: {warning}')
+        self.get_logger().info(f'simulation: {sim.describe()}')
+        with self.lock:
+            self.sim = sim
+            self.commands = commands
+            self._js_msg = JointState(name=robot.joint_names)
+            if self.runner is None:
+                self.runner = SimulationRunner(
+                    sim, self.publish_rate, self.real_time_factor, self._publish, self.lock,
+                    on_failure=self._on_failure)
+            else:
+                self.runner.set_simulation(sim)
+
+    # --- physics loop ----------------------------------------------------------------
+    def run(self, executor, duration=None, on_idle=None):
+        """
+        Simulate, publish and run ``executor``'s callbacks until shutdown or ``stop()``.
+
+        ``duration`` [s of simulated time] ends the run early (returns True then).
+        ``on_idle()`` is called between chunks (e.g. for a status line).  Before a
+        model is loaded (robot_description topic) only the callbacks run.
+        """
+        stop = self._stop
+        last = [0.0]
+
+        def idle(seconds):
+            now = time.monotonic()
+            if seconds <= 0.0 and now - last[0] < IDLE_INTERVAL:
+                return  # flat out: look at the callbacks only every IDLE_INTERVAL
+            last[0] = now
+            if not spin_callbacks(executor, seconds):
+                stop.set()
+            if on_idle is not None:
+                on_idle()
+
+        while self.runner is None and not stop.is_set():
+            idle(0.1)
+        if stop.is_set():
+            return False
+        self.runner.run(stop, duration=duration, idle=idle)
+        return not stop.is_set()
+
+    def stop(self):
+        """Make :meth:`run` return."""
+        self._stop.set()
+
+    def _publish(self, snapshot):
+        if not self.context.ok():  # shutting down (Ctrl-C): nothing to publish to
+            return
+        msg = self._js_msg
+        try:
+            if self.clock_pub is not None:
+                _time_msg(msg.header.stamp, snapshot.t)
+                _time_msg(self._clock_msg.clock, snapshot.t)
+                self.clock_pub.publish(self._clock_msg)
+            else:
+                msg.header.stamp = self.get_clock().now().to_msg()
+            msg.position = snapshot.q.tolist()
+            msg.velocity = snapshot.qd.tolist()
+            msg.effort = snapshot.effort.tolist()
+            self.js_pub.publish(msg)
+        except RuntimeError:
+            if self.context.ok():
+                raise
+            return  # the context went down between the check and the publish
+        for listener in self.listeners:
+            listener(snapshot)
+
+    def _on_failure(self, message):
+        self.get_logger().error(f'simulation stopped: {message}; call ~/reset')
+
+    # --- inputs ----------------------------------------------------------------------
+    def _on_command(self, msg):
+        if self.commands is None:
+            self.command_rejections.add(Rejected('no model', 'no robot model yet'))
+            return
+        try:
+            tau = self.commands.read(msg)
+        except Rejected as exc:
+            self.command_rejections.add(exc)
+            return
+        with self.lock:
+            try:
+                self.sim.set_command(tau)
+            except ValueError as exc:  # the model changed under this command
+                self.command_rejections.add(Rejected('length', str(exc)))
+
+    def _reset(self, request, response):
+        if self.sim is None:
+            response.success = False
+            response.message = 'no robot model yet'
+            return response
+        with self.lock:
+            response.message = self.sim.reset()
+            self.runner.set_simulation(self.sim)
+        response.success = True
+        self.get_logger().info(response.message)
+        return response
+
+    def _pause(self, request, response):
+        if self.sim is None:
+            response.success = False
+            response.message = 'no robot model yet'
+            return response
+        with self.lock:
+            self.sim.set_paused(request.data)
+        response.success = True
+        response.message = 'paused' if request.data else 'resumed'
+        return response
+
+    # --- status ----------------------------------------------------------------------
+    def status(self):
+        """Return (sim time, windowed real-time factor, mode, q) or None without a model."""
+        with self.lock:
+            sim = self.sim
+            if sim is None:
+                return None
+            mode = 'failed' if sim.failure else 'paused' if sim.paused else sim.mode
+            return sim.t, self.runner.meter.rtf, mode, sim.q
+
+    def _log_status(self):
+        status = self.status()
+        if status is None:
+            return
+        t, rtf, mode, _ = status
+        if mode == 'failed':
+            self.get_logger().error(f'simulation stopped at {t:.3f} s: {self.sim.failure}; '
+                                    'call ~/reset', throttle_duration_sec=30.0)
+            return
+        target = ('as fast as possible' if self.real_time_factor == 0.0
+                  else f'target {self.real_time_factor:g}')
+        rtf_text = 'n/a' if np.isnan(rtf) else f'{rtf:.2f}'
+        self.get_logger().info(
+            f'sim time {t:.2f} s, real-time factor {rtf_text} ({target}), mode {mode}, '
+            f'effort commands rejected: {self.command_rejections}')
+
+
+def main(args=None):
+    """Run the sim node until shutdown."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimNode()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        node.run(executor)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RuntimeError as exc:
+        if node is None:  # a bad parameter or URDF: say why and exit non-zero
+            print(f'sim_node: {exc}', file=sys.stderr)
+            return 1
+        raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

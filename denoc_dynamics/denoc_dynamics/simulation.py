@@ -1,0 +1,560 @@
+"""
+A simulated serial arm driven by the DeNOC forward dynamics (no ROS in here).
+
+The sim node (:mod:`denoc_dynamics.ros.sim_node`) is a thin ROS wrapper around the
+classes of this module, which can be tested and benchmarked in-process:
+
+* :class:`Simulation` holds the state x = [q, qd] and integrates
+  ``qdd = FD(q, qd, tau)`` with a fixed step.  Every integrator goes through the one
+  :meth:`Simulation.derivative` (``xdot = [qd, FD(q, qd, tau + passive(q, qd))]``):
+  classic Runge-Kutta 4 (``rk4``), Adams-Bashforth 4 (``ab4``, started by three RK4
+  steps) and semi-implicit (symplectic) Euler (``semi_implicit_euler``).
+* Passive joint physics from the URDF: viscous damping ``-damping * qd``, a smooth
+  Coulomb friction ``-friction * tanh(qd / v_eps)``, and the position limits as a
+  one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``.
+* :class:`SimulationRunner` steps the simulation in chunks of one publish period,
+  paces it to a real-time factor, measures the achieved one
+  (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish; between
+  chunks an ``idle`` callback can do other work (the sim node runs its ROS callbacks
+  there, in the physics thread, so that no second Python thread competes for the GIL).
+
+Stability of explicit integrators: per joint, the passive terms form a damped
+oscillator ``I s^2 + c s + k`` (I the joint's effective inertia; c the viscous damping
+plus the slope ``friction / v_eps`` of the regularized friction plus the stop damping;
+k the stop stiffness), whose eigenvalues satisfy ``|s| <= max(c / I, sqrt(k / I))``.
+Each integrator is stable for ``h |s|`` below about :data:`STABILITY_LIMIT`.  The
+simulation takes the smallest effective inertia ``1 / (M^-1)_ii`` over sampled poses
+and keeps ``h |s|`` under :data:`STABILITY_MARGIN` times that limit: what the URDF
+damping leaves of the budget is split between the friction (``v_eps`` raised where
+needed) and the stop damping (the stop frequency lowered where needed).
+:meth:`Simulation.stability_warnings` reports joints whose URDF damping alone is
+too much for the integrator at this step.
+"""
+
+from dataclasses import dataclass
+import math
+import threading
+import time
+from typing import Callable, List, Optional
+
+import numpy as np
+
+INTEGRATORS = ('rk4', 'ab4', 'semi_implicit_euler')
+START_MODES = ('hold', 'paused', 'running')
+
+#: Largest stable ``h * rate`` on the negative real axis (rate = damping / inertia):
+#: RK4 about 2.785, AB4 0.3, semi-implicit Euler 2 (velocity update is explicit).
+STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
+
+#: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
+STABILITY_MARGIN = 0.8
+
+#: Adams-Bashforth 4 weights of f_n, f_n-1, f_n-2, f_n-3 (times h / 24).
+AB4_WEIGHTS = (55.0, -59.0, 37.0, -9.0)
+
+
+@dataclass
+class PhysicsParameters:
+    """
+    Settings of the simulated physics.
+
+    ``physics_rate`` [Hz]: integration steps per simulated second.
+    ``integrator``: one of :data:`INTEGRATORS`.
+    ``friction_velocity`` [rad/s or m/s]: the smallest regularization velocity v_eps of
+    the Coulomb friction ``friction * tanh(qd / v_eps)`` (raised per joint if needed
+    for stability).
+    ``limit_stop_frequency`` [Hz] and ``limit_stop_damping_ratio``: the position-limit
+    stop of joint i is a spring ``k_i = I_i w^2`` and a damper ``c_i = 2 zeta I_i w``,
+    w = 2 pi f, acting beyond the limit (I_i the joint's effective inertia); f is
+    lowered if the integrator would be unstable.
+    ``command_timeout`` [s of simulated time]: an effort command older than this
+    counts as zero torque (<= 0: never).
+    ``fd_method``: passed to :meth:`Robot.forward_dynamics`.
+    ``divergence_velocity`` [rad/s or m/s]: a joint speed above this (or a non-finite
+    one) counts as a diverged, failed simulation.
+    """
+
+    physics_rate: float = 1000.0
+    integrator: str = 'rk4'
+    friction_velocity: float = 0.05
+    limit_stop_frequency: float = 50.0
+    limit_stop_damping_ratio: float = 1.0
+    command_timeout: float = 0.5
+    fd_method: str = 'auto'
+    divergence_velocity: float = 1000.0
+
+    def check(self):
+        """Raise ValueError if a setting is out of range."""
+        if not (math.isfinite(self.physics_rate) and self.physics_rate > 0.0):
+            raise ValueError(f'physics_rate must be > 0, got {self.physics_rate!r}')
+        if self.integrator not in INTEGRATORS:
+            raise ValueError(f'integrator must be one of {INTEGRATORS}, '
+                             f'got {self.integrator!r}')
+        if not self.friction_velocity > 0.0:
+            raise ValueError(f'friction_velocity must be > 0, got {self.friction_velocity!r}')
+        if not self.limit_stop_frequency > 0.0:
+            raise ValueError('limit_stop_frequency must be > 0, '
+                             f'got {self.limit_stop_frequency!r}')
+        if not self.limit_stop_damping_ratio >= 0.0:
+            raise ValueError('limit_stop_damping_ratio must be >= 0, '
+                             f'got {self.limit_stop_damping_ratio!r}')
+        if not self.divergence_velocity > 0.0:
+            raise ValueError('divergence_velocity must be > 0, '
+                             f'got {self.divergence_velocity!r}')
+        if math.isnan(self.command_timeout):
+            raise ValueError('command_timeout must be a number')
+
+
+def effective_inertia(robot, samples: int = 64, seed: int = 0,
+                      q_extra: Optional[np.ndarray] = None) -> np.ndarray:
+    """
+    Return each joint's smallest effective inertia 1 / (M^-1)_ii over sampled poses.
+
+    Poses are drawn uniformly within the position limits (+-pi where there are none),
+    plus the zero pose and ``q_extra``; 1 / (M^-1)_ii is the inertia that joint i
+    feels when all the other joints move freely.
+    """
+    chain = robot.chain
+    lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
+    upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    rng = np.random.default_rng(seed)
+    poses = [rng.uniform(lower, upper, size=(samples, robot.n)), np.zeros((1, robot.n))]
+    if q_extra is not None:
+        poses.append(np.asarray(q_extra, dtype=float).reshape(1, robot.n))
+    minv = robot.inverse_inertia_matrix(np.concatenate(poses))
+    return (1.0 / np.diagonal(minv, axis1=-2, axis2=-1)).min(axis=0)
+
+
+class Simulation:
+    """
+    A fixed-step simulation of a :class:`denoc_dynamics.Robot`.
+
+    Modes: ``'hold'`` keeps the state frozen at the initial positions (time runs on)
+    until the first effort command arrives, then switches to ``'running'``.
+    ``paused`` (independent of the mode) freezes time and state.  A non-finite state
+    (a joint speed above ``divergence_velocity``, or a failed dynamics call) stops the
+    integration: :attr:`failure` says why, the last good state is kept, and
+    :meth:`reset` clears it.
+    """
+
+    def __init__(self, robot, params: Optional[PhysicsParameters] = None,
+                 initial_positions=None, initial_velocities=None, start_mode: str = 'hold'):
+        """Set up the physics of ``robot`` and reset to the initial state."""
+        self.robot = robot
+        self.params = params = params if params is not None else PhysicsParameters()
+        params.check()
+        if start_mode not in START_MODES:
+            raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
+        self.start_mode = start_mode
+        n = self.n = robot.n
+        chain = robot.chain
+        self.h = 1.0 / params.physics_rate
+        self.q0 = self._vector(initial_positions, 'initial_positions')
+        self.qd0 = self._vector(initial_velocities, 'initial_velocities')
+        self.has_lower = ~chain.continuous & np.isfinite(chain.lower)
+        self.has_upper = ~chain.continuous & np.isfinite(chain.upper)
+        self.lower = np.where(self.has_lower, chain.lower, -np.inf)
+        self.upper = np.where(self.has_upper, chain.upper, np.inf)
+        outside = (self.q0 < self.lower) | (self.q0 > self.upper)
+        if np.any(outside):
+            bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
+            raise ValueError(f'initial_positions outside the joint limits for {bad}')
+        self.effort_limit = np.where(np.isfinite(chain.effort) & (chain.effort > 0.0),
+                                     chain.effort, np.inf)
+        self.damping = np.asarray(chain.damping, dtype=float).copy()
+        self.friction = np.asarray(chain.friction, dtype=float).copy()
+
+        # Passive-physics gains within the integrator's stability budget (module doc).
+        self.inertia = effective_inertia(robot, q_extra=self.q0)
+        rate_max = STABILITY_MARGIN * STABILITY_LIMIT[params.integrator] / self.h
+        spare = np.maximum(rate_max - self.damping / self.inertia, 0.1 * rate_max)
+        zeta = params.limit_stop_damping_ratio
+        omega = np.minimum(2.0 * math.pi * params.limit_stop_frequency, rate_max)
+        if zeta > 0.0:
+            omega = np.minimum(omega, 0.5 * spare / (2.0 * zeta))
+        self.stop_omega = omega
+        self.stop_stiffness = self.inertia * omega ** 2
+        self.stop_damping = 2.0 * zeta * self.inertia * omega
+        self.friction_velocity = np.maximum(params.friction_velocity,
+                                            self.friction / (self.inertia * 0.5 * spare))
+
+        self._x = np.empty(2 * n)
+        self._zero = np.zeros(n)
+        self.failure: Optional[str] = None
+        self._restart('hold' if start_mode == 'hold' else 'running',
+                      paused=start_mode == 'paused')
+
+    def _vector(self, value, name):
+        if value is None or len(value) == 0:
+            return np.zeros(self.n)
+        v = np.asarray(value, dtype=float)
+        if v.shape != (self.n,) or not np.all(np.isfinite(v)):
+            raise ValueError(f'{name} must be {self.n} finite numbers, got {list(v)}')
+        return v.copy()
+
+    # --- state -----------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        """Return the simulated time [s] (an exact multiple of the step)."""
+        return self.steps * self.h
+
+    @property
+    def q(self) -> np.ndarray:
+        """Return a copy of the joint positions."""
+        return self._x[:self.n].copy()
+
+    @property
+    def qd(self) -> np.ndarray:
+        """Return a copy of the joint velocities."""
+        return self._x[self.n:].copy()
+
+    @property
+    def running(self) -> bool:
+        """Return True when the state is being integrated (running, not paused/failed)."""
+        return self.mode == 'running' and not self.paused and self.failure is None
+
+    def reset(self) -> str:
+        """
+        Go back to the initial state in hold mode (unpaused); clear a failure.
+
+        Returns a message that reports a previous non-finite failure, if any.
+        """
+        failure = self.failure
+        self._restart('hold', paused=False)
+        if failure is not None:
+            return f'reset to the initial state (hold mode); the previous run failed: {failure}'
+        return 'reset to the initial state (hold mode)'
+
+    def _restart(self, mode, paused):
+        self._x[:self.n] = self.q0
+        self._x[self.n:] = self.qd0
+        self.steps = 0
+        self.mode = mode
+        self.paused = paused
+        self.failure = None
+        self._command = self._zero.copy()
+        self._command_time = -math.inf
+        self._history = []
+        self.applied_effort = self._zero
+
+    def set_paused(self, paused: bool):
+        """Pause (freeze time and state) or resume."""
+        self.paused = bool(paused)
+
+    def set_command(self, tau):
+        """
+        Set the commanded joint efforts (chain order), clamped to the effort limits.
+
+        The first command ends hold mode.  Raises ValueError on a wrong length or a
+        non-finite value.
+        """
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (self.n,) or not np.all(np.isfinite(tau)):
+            raise ValueError(f'effort command must be {self.n} finite numbers, got {tau!r}')
+        self._command = np.clip(tau, -self.effort_limit, self.effort_limit)
+        self._command_time = self.t
+        if self.mode == 'hold':
+            self.mode = 'running'
+            self._history.clear()
+
+    def command(self) -> np.ndarray:
+        """Return the effort applied now: the clamped command, or zero if it is stale."""
+        timeout = self.params.command_timeout
+        if timeout > 0.0 and self.t - self._command_time > timeout:
+            return self._zero
+        return self._command
+
+    # --- physics ---------------------------------------------------------------------
+    def passive_torques(self, q, qd) -> np.ndarray:
+        """Return damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
+        tau = -self.damping * qd - self.friction * np.tanh(qd / self.friction_velocity)
+        below = q < self.lower
+        above = q > self.upper
+        if below.any() or above.any():
+            pen = np.where(below, q - self.lower, np.where(above, q - self.upper, 0.0))
+            stop = -self.stop_stiffness * pen - self.stop_damping * qd
+            # one-sided: the stop pushes out of the limit, never pulls into it
+            stop = np.where(below, np.maximum(stop, 0.0),
+                            np.where(above, np.minimum(stop, 0.0), 0.0))
+            tau = tau + stop
+        return tau
+
+    def derivative(self, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Return xdot = [qd, FD(q, qd, tau + passive(q, qd))] for x = [q, qd]."""
+        n = self.n
+        q = x[:n]
+        qd = x[n:]
+        qdd = self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
+                                          method=self.params.fd_method)
+        return np.concatenate((qd, qdd))
+
+    def _rk4(self, x, tau, k1=None):
+        h = self.h
+        f = self.derivative
+        if k1 is None:
+            k1 = f(x, tau)
+        k2 = f(x + (0.5 * h) * k1, tau)
+        k3 = f(x + (0.5 * h) * k2, tau)
+        k4 = f(x + h * k3, tau)
+        return x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+
+    def _ab4(self, x, tau):
+        fx = self.derivative(x, tau)
+        history = self._history
+        history.insert(0, fx)
+        if len(history) < 4:  # start-up: RK4 steps, reusing f(x_n) as k1
+            return self._rk4(x, tau, k1=fx)
+        del history[4:]
+        w = AB4_WEIGHTS
+        return x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
+                                      + w[2] * history[2] + w[3] * history[3])
+
+    def _semi_implicit_euler(self, x, tau):
+        n = self.n
+        xdot = self.derivative(x, tau)
+        qd = x[n:] + self.h * xdot[n:]
+        return np.concatenate((x[:n] + self.h * qd, qd))
+
+    def step(self) -> bool:
+        """
+        Advance one step; return False if nothing was integrated.
+
+        In hold mode only the time advances; paused or failed, nothing happens.
+        """
+        if self.paused or self.failure is not None:
+            return False
+        if self.mode == 'hold':
+            self.steps += 1
+            self.applied_effort = self._zero
+            return False
+        tau = self.command()
+        integrator = self.params.integrator
+        try:
+            if integrator == 'rk4':
+                x = self._rk4(self._x, tau)
+            elif integrator == 'ab4':
+                x = self._ab4(self._x, tau)
+            else:
+                x = self._semi_implicit_euler(self._x, tau)
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
+            self._fail(f'the dynamics failed on a non-finite or invalid state at '
+                       f't = {self.t:.6f} s (integrator {integrator}): {exc}')
+            return False
+        speed = np.abs(x[self.n:]).max()
+        if not speed <= self.params.divergence_velocity:  # also catches NaN
+            what = ('became non-finite' if not np.all(np.isfinite(x)) else
+                    f'diverged (joint speed {speed:.3g} > {self.params.divergence_velocity:g})')
+            self._fail(f'the state {what} at t = {self.t + self.h:.6f} s '
+                       f'(integrator {integrator}, step {self.h:g} s)')
+            return False
+        self._x[:] = x
+        self.steps += 1
+        self.applied_effort = tau
+        return True
+
+    def _fail(self, message):
+        self.failure = message
+        self._history.clear()
+
+    def advance(self, steps: int) -> int:
+        """Take up to ``steps`` steps; stop early if paused or failed; return the count."""
+        done = 0
+        for _ in range(steps):
+            if self.paused or self.failure is not None:
+                break
+            self.step()
+            done += 1
+        return done
+
+    # --- diagnostics -----------------------------------------------------------------
+    def energy(self) -> float:
+        """Return the mechanical energy T + V of the current state."""
+        q, qd = self._x[:self.n], self._x[self.n:]
+        return float(self.robot.kinetic_energy(q, qd) + self.robot.potential_energy(q))
+
+    def stability_warnings(self) -> List[str]:
+        """Return warnings for joints whose URDF damping alone makes the integrator unstable."""
+        limit = STABILITY_MARGIN * STABILITY_LIMIT[self.params.integrator]
+        rates = self.h * self.damping / self.inertia
+        warnings = []
+        for i in np.flatnonzero(rates > limit):
+            needed = self.damping[i] / self.inertia[i] / limit
+            warnings.append(
+                f'{self.robot.joint_names[i]}: damping {self.damping[i]:g} on an effective '
+                f'inertia of {self.inertia[i]:.3g} gives h*c/I = {rates[i]:.2f}, above the '
+                f'{self.params.integrator} stability bound {limit:.2f}; use physics_rate '
+                f'>= {needed:.0f} Hz or another integrator')
+        return warnings
+
+    def describe(self) -> str:
+        """Return a one-line description of the physics settings."""
+        p = self.params
+        hz = self.stop_omega / (2.0 * math.pi)
+        return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz, limit stops '
+                f'{hz.min():.1f}-{hz.max():.1f} Hz (zeta {p.limit_stop_damping_ratio:g}), '
+                f'friction v_eps {self.friction_velocity.min():.3g}-'
+                f'{self.friction_velocity.max():.3g}')
+
+
+class RealTimeFactorMeter:
+    """Real-time factor (simulated time / wall time) over a sliding window."""
+
+    def __init__(self, window: float = 2.0):
+        """Average over about ``window`` seconds of wall time."""
+        self.window = window
+        self._samples = []
+        self.total_sim = 0.0
+        self.total_wall = 0.0
+
+    def reset(self):
+        """Forget the history (after a pause or a reset)."""
+        self._samples.clear()
+
+    def update(self, sim_time: float, wall_time: float):
+        """Record a (sim, wall) time pair."""
+        if self._samples:
+            ds = sim_time - self._samples[-1][0]
+            dw = wall_time - self._samples[-1][1]
+            if ds >= 0.0:
+                self.total_sim += ds
+                self.total_wall += dw
+        self._samples.append((sim_time, wall_time))
+        while len(self._samples) > 2 and wall_time - self._samples[1][1] >= self.window:
+            self._samples.pop(0)
+
+    @property
+    def rtf(self) -> float:
+        """Return the windowed real-time factor (nan before two samples)."""
+        if len(self._samples) < 2:
+            return math.nan
+        (s0, w0), (s1, w1) = self._samples[0], self._samples[-1]
+        return (s1 - s0) / (w1 - w0) if w1 > w0 else math.nan
+
+    @property
+    def overall(self) -> float:
+        """Return the real-time factor over the whole run (nan before any time)."""
+        return self.total_sim / self.total_wall if self.total_wall > 0.0 else math.nan
+
+
+class SimulationRunner:
+    """
+    Step a :class:`Simulation` in chunks of one publish period, paced in wall time.
+
+    ``real_time_factor`` > 0 keeps simulated time at that multiple of wall time (if the
+    physics cannot keep up it runs as fast as it can, without catching up later); 0
+    runs as fast as possible.  After each chunk ``on_publish(snapshot)`` is called
+    outside the lock with a :class:`Snapshot` (never with a failed, non-finite state);
+    ``on_failure(message)`` once when the simulation fails.  ``lock`` guards the
+    simulation: hold it to change commands, pause or reset from another thread.
+    """
+
+    #: Fall this far behind (wall seconds) and the pacing restarts from now.
+    MAX_LAG = 0.25
+
+    def __init__(self, sim: Simulation, publish_rate: float = 100.0,
+                 real_time_factor: float = 1.0,
+                 on_publish: Optional[Callable] = None, lock=None,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_failure: Optional[Callable] = None):
+        """Prepare to run ``sim``; nothing happens until :meth:`run`."""
+        if not publish_rate > 0.0:
+            raise ValueError(f'publish_rate must be > 0, got {publish_rate!r}')
+        if not real_time_factor >= 0.0:
+            raise ValueError(f'real_time_factor must be >= 0, got {real_time_factor!r}')
+        self.sim = sim
+        self.publish_rate = publish_rate
+        self.real_time_factor = real_time_factor
+        self.on_publish = on_publish
+        self.on_failure = on_failure
+        self.lock = lock if lock is not None else threading.Lock()
+        self.clock = clock
+        self.meter = RealTimeFactorMeter()
+        self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
+        self._anchor = None
+
+    def set_simulation(self, sim: Simulation):
+        """Swap in another simulation (a new robot model); call with the lock held."""
+        self.sim = sim
+        self.chunk = max(1, int(round(sim.params.physics_rate / self.publish_rate)))
+        self._anchor = None
+        self.meter.reset()
+
+    def step_chunk(self):
+        """Advance one publish period (under the lock); return the snapshot to publish."""
+        with self.lock:
+            sim = self.sim
+            sim.advance(self.chunk)
+            if sim.failure is not None:
+                return None
+            return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
+                            sim.mode, sim.paused)
+
+    def run(self, stop: threading.Event, duration: Optional[float] = None,
+            idle: Optional[Callable[[float], None]] = None):
+        """
+        Run until ``stop`` is set or the simulated time reaches ``duration``.
+
+        Between chunks the runner waits (pacing, or one publish period while paused or
+        failed) with ``idle(seconds)`` if given, else ``stop.wait(seconds)``; running
+        as fast as possible it calls ``idle(0.0)`` after every chunk.  ``idle`` lets
+        the caller do its other work (e.g. ROS callbacks) in this same thread.
+        """
+        period = 1.0 / self.publish_rate
+        was_frozen = True
+        reported = None
+
+        def wait(seconds):
+            if idle is not None:
+                idle(seconds)
+            elif seconds > 0.0:
+                stop.wait(seconds)
+
+        while not stop.is_set():
+            snapshot = self.step_chunk()
+            now = self.clock()
+            sim = self.sim
+            frozen = sim.paused or sim.failure is not None
+            if frozen != was_frozen:
+                self._anchor = None
+                self.meter.reset()
+                was_frozen = frozen
+            if not frozen:
+                self.meter.update(sim.t, now)
+            if snapshot is not None and self.on_publish is not None:
+                self.on_publish(snapshot)
+            failure = sim.failure
+            if failure is not None and failure is not reported:
+                reported = failure
+                if self.on_failure is not None:
+                    self.on_failure(failure)
+            if duration is not None and sim.t >= duration - 0.5 * sim.h:
+                break
+            if frozen:
+                wait(period)
+            elif self.real_time_factor > 0.0:
+                wait(self._pace(sim.t, now))
+            else:
+                wait(0.0)
+
+    def _pace(self, sim_time, now) -> float:
+        """Return how long to wait before the next chunk to keep the real-time factor."""
+        if self._anchor is None:
+            self._anchor = (sim_time, now)
+            return 0.0
+        s0, w0 = self._anchor
+        wait = w0 + (sim_time - s0) / self.real_time_factor - now
+        if wait < -self.MAX_LAG:  # cannot keep up: restart the pacing from here
+            self._anchor = (sim_time, now)
+        return max(wait, 0.0)
+
+
+@dataclass
+class Snapshot:
+    """What the runner publishes after a chunk: time, state and applied effort."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray
+    mode: str
+    paused: bool

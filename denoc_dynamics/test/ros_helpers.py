@@ -1,0 +1,162 @@
+"""
+Helpers of the ROS tests: node executables as subprocesses and an rclpy test client.
+
+The subprocesses inherit the environment of the test session (.ci/env.sh), so they
+use its ROS_DOMAIN_ID and localhost-only discovery.  Their stdout and stderr go to a
+temporary file, shown in assertion messages (:meth:`NodeProcess.output`).
+"""
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+from ament_index_python.packages import get_package_prefix
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+
+#: Timeout for DDS discovery, process start-up and service answers [s].
+DISCOVERY_TIMEOUT = 20.0
+
+
+def executable(name):
+    """Return the installed console script ``name`` of denoc_dynamics."""
+    path = os.path.join(get_package_prefix('denoc_dynamics'), 'lib', 'denoc_dynamics', name)
+    assert os.access(path, os.X_OK), f'{path} is not installed: run make build'
+    return path
+
+
+def ros_args(node_name=None, **params):
+    """Return ``--ros-args -p name:=value ...`` for ``params`` (lists as YAML)."""
+    args = ['--ros-args']
+    for name, value in params.items():
+        if isinstance(value, bool):
+            text = 'true' if value else 'false'
+        elif isinstance(value, (list, tuple)):
+            text = '[' + ', '.join(repr(float(v)) if not isinstance(v, str) else v
+                                   for v in value) + ']'
+        else:
+            text = str(value)
+        args += ['-p', f'{name}:={text}']
+    if node_name:
+        args += ['-r', f'__node:={node_name}']
+    return args
+
+
+def wait_for(predicate, timeout=DISCOVERY_TIMEOUT, period=0.05):
+    """Poll ``predicate()`` until it is true; return whether it became true in time."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        time.sleep(period)
+    return True
+
+
+class NodeProcess:
+    """An executable started in the background; :meth:`stop` always cleans it up."""
+
+    def __init__(self, name, args=()):
+        """Start ``lib/denoc_dynamics/<name> args...``."""
+        self.name = name
+        self._log = tempfile.NamedTemporaryFile(prefix=f'{name}-', suffix='.log', delete=False)
+        env = dict(os.environ, PYTHONUNBUFFERED='1', OPENBLAS_NUM_THREADS='1')
+        self.proc = subprocess.Popen([executable(name)] + list(args), stdout=self._log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env)
+
+    def alive(self):
+        """Return True while the process runs."""
+        return self.proc.poll() is None
+
+    def output(self):
+        """Return everything the process printed so far."""
+        with open(self._log.name, 'r', errors='replace') as stream:
+            return stream.read()
+
+    def describe(self):
+        """Return its state and output, for assertion messages."""
+        state = 'running' if self.alive() else f'exited with {self.proc.returncode}'
+        return f'--- {self.name} ({state}) output:\n{self.output()}\n---'
+
+    def interrupt(self, timeout=10.0):
+        """Send SIGINT (Ctrl-C) and return the exit code (None if it did not exit)."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self):
+        """Terminate (then kill) the process and remove its log."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(3.0)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self._log.close()
+        try:
+            os.unlink(self._log.name)
+        except OSError:
+            pass
+
+
+class RosClient:
+    """An rclpy node in its own context, spun on demand by the test."""
+
+    def __init__(self, name):
+        """Create the context, the node and a single-threaded executor."""
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin_for(self, seconds):
+        """Process callbacks for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
+
+    def spin_until(self, predicate, timeout=DISCOVERY_TIMEOUT):
+        """Process callbacks until ``predicate()`` is true; return whether it became true."""
+        end = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > end:
+                return False
+            self.executor.spin_once(timeout_sec=0.05)
+        return True
+
+    def collect(self, msg_type, topic, qos=10):
+        """Subscribe to ``topic`` and return the list the messages are appended to."""
+        messages = []
+        self.node.create_subscription(msg_type, topic, messages.append, qos)
+        return messages
+
+    def call(self, client, request, timeout=DISCOVERY_TIMEOUT):
+        """Call a service and return the response (AssertionError on a timeout)."""
+        assert self.spin_until(client.service_is_ready, timeout), \
+            f'service {client.srv_name} not available'
+        future = client.call_async(request)
+        assert self.spin_until(future.done, timeout), f'no answer from {client.srv_name}'
+        return future.result()
+
+    def close(self):
+        """Destroy the node and shut the context down."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def stamp(sec, nanosec=0):
+    """Return a builtin_interfaces/Time."""
+    from builtin_interfaces.msg import Time
+    return Time(sec=sec, nanosec=nanosec)

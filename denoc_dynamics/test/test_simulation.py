@@ -1,0 +1,238 @@
+"""The ROS-free simulation: integrator order, passive physics, limits, modes, failures."""
+
+import math
+import threading
+import time
+
+from denoc_dynamics import load_urdf
+from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.simulation import RealTimeFactorMeter
+from denoc_dynamics.simulation import Simulation
+from denoc_dynamics.simulation import SimulationRunner
+import numpy as np
+import pytest
+
+ARM_POSE = np.array([0.1, 0.6, 0.2, -1.2, 0.3, 1.0, 0.1])
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return load_urdf(bundled_urdf('denoc_arm7'))
+
+
+@pytest.fixture(scope='module')
+def arm_no_gravity():
+    return load_urdf(bundled_urdf('denoc_arm7'), gravity=(0.0, 0.0, 0.0))
+
+
+@pytest.fixture(scope='module')
+def pendulum():
+    """planar3 swinging in a vertical plane: smooth, no damping, friction or contact."""
+    return load_urdf(bundled_urdf('planar3'), gravity=(0.0, -9.81, 0.0))
+
+
+def run(robot, rate, duration, integrator, q0, qd0=None, **params):
+    sim = Simulation(robot, PhysicsParameters(physics_rate=rate, integrator=integrator,
+                                              **params),
+                     initial_positions=q0, initial_velocities=qd0, start_mode='running')
+    steps = int(round(duration * rate))
+    assert sim.advance(steps) == steps
+    assert sim.failure is None
+    return sim
+
+
+@pytest.mark.parametrize('integrator, order', [
+    ('rk4', 4), ('ab4', 4), ('semi_implicit_euler', 1)])
+def test_convergence_order(pendulum, integrator, order):
+    q0, qd0, duration = [-1.0, 0.5, 0.3], [0.0, 1.0, -1.0], 0.3
+    reference = run(pendulum, 3200, duration, 'rk4', q0, qd0)
+    x_ref = np.concatenate([reference.q, reference.qd])
+    rates = (200, 400, 800) if order == 4 else (400, 800, 1600)
+    errors = []
+    for rate in rates:
+        sim = run(pendulum, rate, duration, integrator, q0, qd0)
+        errors.append(np.abs(np.concatenate([sim.q, sim.qd]) - x_ref).max())
+    observed = [math.log2(errors[k] / errors[k + 1]) for k in range(len(errors) - 1)]
+    assert all(order - 0.6 < p < order + 0.6 for p in observed), (errors, observed)
+
+
+def test_rk4_conserves_energy_without_dissipation(pendulum):
+    sim = run(pendulum, 1000, 0.0, 'rk4', [-1.0, 0.5, 0.3], [0.0, 1.0, -1.0])
+    e0 = sim.energy()
+    sim.advance(500)
+    assert abs(sim.energy() - e0) < 1e-6 * max(1.0, abs(e0))
+
+
+@pytest.mark.parametrize('integrator', ['rk4', 'semi_implicit_euler'])
+def test_damping_and_friction_dissipate_energy(arm_no_gravity, integrator):
+    # No gravity and no command: T + V = T only falls through damping and friction.
+    sim = Simulation(arm_no_gravity, PhysicsParameters(integrator=integrator),
+                     initial_positions=ARM_POSE, initial_velocities=[0.5] * 7,
+                     start_mode='running')
+    energies = [sim.energy()]
+    for _ in range(50):
+        sim.advance(10)
+        energies.append(sim.energy())
+    assert sim.failure is None
+    assert np.all(np.diff(energies) < 0.0)
+    assert energies[-1] < 0.5 * energies[0]
+
+    # Without damping and friction the same motion keeps its energy (RK4).
+    sim.damping[:] = 0.0
+    sim.friction[:] = 0.0
+    if integrator == 'rk4':
+        sim.reset()
+        sim.set_command(np.zeros(7))
+        e0 = sim.energy()
+        sim.advance(300)
+        assert abs(sim.energy() - e0) < 1e-6 * e0
+
+
+def test_limit_stop_holds_without_exploding(arm):
+    sim = Simulation(arm, initial_positions=ARM_POSE, start_mode='running',
+                     params=PhysicsParameters(command_timeout=0.0))
+    # Push joint2 and joint7 into their upper limits with their full effort.
+    sim.set_command([0.0, 1e3, 0.0, 0.0, 0.0, 0.0, 1e3])
+    upper = arm.chain.upper
+    peaks = np.full(7, -np.inf)
+    for _ in range(200):  # 2 s
+        sim.advance(10)
+        peaks = np.maximum(peaks, sim.q)
+    assert sim.failure is None
+    assert np.all(np.isfinite(sim.q))
+    assert np.all(np.abs(sim.qd[[1, 6]]) < 1e-2), 'joints 2 and 7 should rest in the stop'
+    assert np.all(np.abs(sim.qd) < 10.0)
+    penetration = sim.q - upper
+    assert 0.0 < penetration[1] < 0.02  # heavy joint: stiff stop
+    assert 0.0 < penetration[6] < 0.4   # joint7: tiny inertia, 12 Nm effort
+    assert peaks[1] - upper[1] < 0.05
+    assert peaks[6] - upper[6] < 0.6
+    # and it comes back out when the push stops
+    sim.set_command(np.zeros(7))
+    sim.advance(500)
+    assert sim.q[6] <= upper[6] + 1e-9
+
+
+def test_effort_clamp(arm):
+    sim = Simulation(arm, initial_positions=ARM_POSE, start_mode='running')
+    sim.set_command([1e3, -1e3, 50.0, -50.0, 100.0, -5.0, 0.0])
+    assert np.array_equal(sim.command(), [87.0, -87.0, 50.0, -50.0, 12.0, -5.0, 0.0])
+    sim.step()
+    assert np.array_equal(sim.applied_effort, sim.command())
+    for bad in ([1.0] * 6, [np.nan] + [0.0] * 6, [np.inf] * 7):
+        with pytest.raises(ValueError):
+            sim.set_command(bad)
+
+
+def test_hold_pause_reset_and_command_timeout(arm):
+    sim = Simulation(arm, initial_positions=ARM_POSE,
+                     params=PhysicsParameters(command_timeout=0.05))
+    assert sim.mode == 'hold'
+    sim.advance(100)  # time runs, the state is frozen
+    assert sim.t == pytest.approx(0.1)
+    assert np.array_equal(sim.q, ARM_POSE) and np.array_equal(sim.qd, np.zeros(7))
+
+    g = arm.gravity_torques(ARM_POSE)
+    sim.set_command(g)  # leaves hold mode
+    assert sim.mode == 'running'
+    sim.advance(40)
+    assert np.abs(sim.q - ARM_POSE).max() < 1e-6
+    assert np.array_equal(sim.applied_effort, g)
+    sim.advance(60)  # 0.1 s after the command: timed out, zero torque, falling
+    assert np.array_equal(sim.applied_effort, np.zeros(7))
+    assert np.abs(sim.q - ARM_POSE).max() > 1e-3
+
+    sim.set_paused(True)
+    t, q = sim.t, sim.q
+    assert sim.advance(100) == 0
+    assert sim.t == t and np.array_equal(sim.q, q)
+    sim.set_paused(False)
+    assert sim.advance(10) == 10
+
+    assert sim.reset() == 'reset to the initial state (hold mode)'
+    assert sim.mode == 'hold' and sim.t == 0.0 and np.array_equal(sim.q, ARM_POSE)
+
+    paused = Simulation(arm, initial_positions=ARM_POSE, start_mode='paused')
+    assert paused.advance(10) == 0
+    paused.set_paused(False)
+    paused.advance(100)
+    assert np.abs(paused.q - ARM_POSE).max() > 1e-4  # 'paused' resumes running
+
+
+def test_initial_positions_are_checked(arm):
+    with pytest.raises(ValueError, match='limits'):
+        Simulation(arm, initial_positions=[0.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError):
+        Simulation(arm, initial_positions=[0.0, 0.0])
+    with pytest.raises(ValueError):
+        Simulation(arm, PhysicsParameters(integrator='euler'))
+    with pytest.raises(ValueError):
+        Simulation(arm, start_mode='fast')
+
+
+class _NanAfter:
+    """A robot stand-in whose forward dynamics turns NaN after some calls."""
+
+    def __init__(self, robot, calls):
+        self._robot = robot
+        self._calls = calls
+
+    def __getattr__(self, name):
+        return getattr(self._robot, name)
+
+    def forward_dynamics(self, q, qd, tau, method='auto'):
+        self._calls -= 1
+        qdd = self._robot.forward_dynamics(q, qd, tau, method=method)
+        return qdd * np.nan if self._calls < 0 else qdd
+
+
+@pytest.mark.parametrize('integrator', ['rk4', 'ab4', 'semi_implicit_euler'])
+def test_non_finite_state_stops_the_simulation(pendulum, integrator):
+    q0 = [-1.0, 0.5, 0.3]
+    sim = Simulation(_NanAfter(pendulum, 40), PhysicsParameters(integrator=integrator),
+                     initial_positions=q0, start_mode='running')
+    sim.advance(100)
+    assert sim.failure is not None and 'non-finite' in sim.failure
+    assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+    t, q = sim.t, sim.q
+    assert sim.advance(10) == 0 and sim.t == t and np.array_equal(sim.q, q)
+    message = sim.reset()
+    assert 'failed' in message and 'non-finite' in message
+    assert sim.failure is None and np.array_equal(sim.q, q0)
+
+
+def test_ab4_instability_is_warned_about_and_caught(arm):
+    # joint7's URDF damping on its tiny inertia is beyond AB4's stability at 1 kHz
+    sim = Simulation(arm, PhysicsParameters(integrator='ab4'), initial_positions=ARM_POSE,
+                     start_mode='running')
+    assert any('joint7' in w for w in sim.stability_warnings())
+    with np.errstate(all='ignore'):
+        sim.advance(1000)
+    assert sim.failure is not None and 'diverged' in sim.failure
+    assert np.all(np.abs(sim.qd) <= sim.params.divergence_velocity)
+    assert Simulation(arm, initial_positions=ARM_POSE).stability_warnings() == []
+
+
+def test_runner_paces_publishes_and_measures(arm):
+    sim = Simulation(arm, initial_positions=ARM_POSE, start_mode='running')
+    published = []
+    runner = SimulationRunner(sim, publish_rate=100.0, real_time_factor=4.0,
+                              on_publish=published.append)
+    start = time.monotonic()
+    runner.run(threading.Event(), duration=0.4)
+    wall = time.monotonic() - start
+    assert sim.t == pytest.approx(0.4)
+    assert len(published) == 40
+    assert [s.t for s in published] == pytest.approx([0.01 * (k + 1) for k in range(40)])
+    assert 0.08 < wall < 1.5  # 0.1 s at a real-time factor of 4 (generous upper bound)
+    assert runner.meter.overall == pytest.approx(0.4 / wall, rel=0.3)
+
+
+def test_real_time_factor_meter():
+    meter = RealTimeFactorMeter(window=1.0)
+    assert math.isnan(meter.rtf)
+    for k in range(30):
+        meter.update(sim_time=0.2 * k, wall_time=0.1 * k)
+    assert meter.rtf == pytest.approx(2.0)
+    assert meter.overall == pytest.approx(2.0)
