@@ -1,10 +1,11 @@
 """The ROS-free simulation: integrator order, passive physics, limits, modes, failures."""
 
+import copy
 import math
 import threading
 import time
 
-from denoc_dynamics import load_urdf
+from denoc_dynamics import load_urdf, Robot
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.simulation import PhysicsParameters
 from denoc_dynamics.simulation import RealTimeFactorMeter
@@ -203,15 +204,27 @@ def test_non_finite_state_stops_the_simulation(pendulum, integrator):
 
 
 def test_ab4_instability_is_warned_about_and_caught(arm):
-    # joint7's URDF damping on its tiny inertia is beyond AB4's stability at 1 kHz
-    sim = Simulation(arm, PhysicsParameters(integrator='ab4'), initial_positions=ARM_POSE,
+    # ten times the URDF damping on joint7's tiny inertia is beyond AB4's stability at 1 kHz
+    chain = copy.deepcopy(arm.chain)
+    chain.damping[6] *= 10.0
+    stiff = Robot(chain, gravity=arm.gravity)
+    sim = Simulation(stiff, PhysicsParameters(integrator='ab4'), initial_positions=ARM_POSE,
                      start_mode='running')
     assert any('joint7' in w for w in sim.stability_warnings())
     with np.errstate(all='ignore'):
         sim.advance(1000)
     assert sim.failure is not None and 'diverged' in sim.failure
     assert np.all(np.abs(sim.qd) <= sim.params.divergence_velocity)
-    assert Simulation(arm, initial_positions=ARM_POSE).stability_warnings() == []
+
+
+@pytest.mark.parametrize('integrator', ['rk4', 'ab4', 'semi_implicit_euler'])
+def test_every_integrator_is_stable_on_the_default_arm(arm, integrator):
+    sim = Simulation(arm, PhysicsParameters(integrator=integrator), initial_positions=ARM_POSE,
+                     start_mode='running')
+    assert sim.stability_warnings() == []
+    sim.advance(2000)
+    assert sim.failure is None
+    assert np.abs(sim.q - ARM_POSE).max() > 0.1, 'the arm should fall under gravity'
 
 
 def test_runner_paces_publishes_and_measures(arm):
