@@ -112,6 +112,10 @@ class Counted:
         """Wrap the float ``v``."""
         self.v = float(v)
 
+    def conjugate(self):
+        """Return self: the numbers are real (np.vecdot conjugates its first argument)."""
+        return self
+
     def __repr__(self):
         """Show the value."""
         return f'Counted({self.v!r})'
