@@ -13,11 +13,30 @@ import tempfile
 import time
 
 from ament_index_python.packages import get_package_prefix
+import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 #: Timeout for DDS discovery, process start-up and service answers [s].
 DISCOVERY_TIMEOUT = 20.0
+
+
+LAUNCH_TESTING_REASON = (
+    'launch_testing / launch_ros cannot be imported (not in the PyPI wheels); '
+    'this launch test runs in a full ROS 2 installation')
+
+
+def import_launch_modules():
+    """
+    Return the launch and launch_testing modules a launch test needs, in order.
+
+    launch, launch.actions, launch.launch_description_sources, launch_ros,
+    launch_testing, launch_testing.actions and launch_testing.asserts; skips the
+    calling test module where they cannot be imported.
+    """
+    names = ('launch', 'launch.actions', 'launch.launch_description_sources', 'launch_ros',
+             'launch_testing', 'launch_testing.actions', 'launch_testing.asserts')
+    return [pytest.importorskip(name, reason=LAUNCH_TESTING_REASON) for name in names]
 
 
 def executable(name):

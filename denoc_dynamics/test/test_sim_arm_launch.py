@@ -11,15 +11,10 @@ import unittest
 
 import pytest
 
-REASON = ('launch_testing / launch_ros cannot be imported (not in the PyPI wheels); '
-          'this launch test runs in a full ROS 2 installation')
-launch = pytest.importorskip('launch', reason=REASON)
-launch_actions = pytest.importorskip('launch.actions', reason=REASON)
-launch_sources = pytest.importorskip('launch.launch_description_sources', reason=REASON)
-pytest.importorskip('launch_ros', reason=REASON)
-launch_testing = pytest.importorskip('launch_testing', reason=REASON)
-launch_testing_actions = pytest.importorskip('launch_testing.actions', reason=REASON)
-launch_testing_asserts = pytest.importorskip('launch_testing.asserts', reason=REASON)
+from ros_helpers import import_launch_modules  # noqa: I100
+
+(launch, launch_actions, launch_sources, _, launch_testing, launch_testing_actions,
+ launch_testing_asserts) = import_launch_modules()
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402, I100
 from denoc_dynamics_interfaces.msg import JointAccelerations  # noqa: E402

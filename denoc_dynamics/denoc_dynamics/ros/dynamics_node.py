@@ -39,9 +39,6 @@ from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -53,6 +50,7 @@ from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
 
@@ -288,25 +286,7 @@ class DynamicsNode(Node):
 
 def main(args=None):
     """Run the dynamics node until shutdown."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = DynamicsNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError as exc:
-        if node is None:  # a bad parameter or URDF: say why and exit non-zero
-            print(f'dynamics_node: {exc}', file=sys.stderr)
-            return 1
-        raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(DynamicsNode, 'dynamics_node', args=args)
 
 
 if __name__ == '__main__':

@@ -36,10 +36,7 @@ import threading
 import time
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.executors import ShutdownException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.executors import TimeoutException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -53,6 +50,7 @@ from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
 from ..simulation import INTEGRATORS
@@ -324,25 +322,7 @@ class SimNode(Node):
 
 def main(args=None):
     """Run the sim node until shutdown."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        node.run(executor)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError as exc:
-        if node is None:  # a bad parameter or URDF: say why and exit non-zero
-            print(f'sim_node: {exc}', file=sys.stderr)
-            return 1
-        raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SimNode, 'sim_node', spin=lambda node, executor: node.run(executor), args=args)
 
 
 if __name__ == '__main__':
