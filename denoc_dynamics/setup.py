@@ -17,7 +17,6 @@ setup(
         (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
         (os.path.join('share', package_name, 'urdf'), glob('urdf/*.urdf')),
     ],
-    package_data={package_name: ['urdf/*.urdf']},
     install_requires=['setuptools', 'numpy', 'scipy', 'yourdfpy'],
     extras_require={'test': ['pytest', 'pin', 'example-robot-data']},
     zip_safe=True,

@@ -174,3 +174,21 @@ def test_energy_balance_of_power(robot):
 
     power = (energy(h) - energy(-h)) / (2 * h)
     assert abs(power - qd @ tau) < 1e-6 * max(1.0, abs(qd @ tau))
+
+
+def test_spatial_helpers_without_numpy_2_ufuncs(monkeypatch):
+    """Older numpy (Ubuntu's, for ROS 2 from apt) has no np.matvec / np.vecdot."""
+    import importlib
+
+    from denoc_dynamics.core import spatial
+    rng = np.random.default_rng(11)
+    A, x, y = rng.normal(size=(4, 6, 6)), rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
+    expected = (np.einsum('kij,kj->ki', A, x), np.einsum('ki,ki->k', x, y))
+    try:
+        monkeypatch.delattr(np, 'matvec', raising=False)
+        old = importlib.reload(spatial)
+        np.testing.assert_allclose(old.matvec(A, x), expected[0], rtol=1e-14)
+        np.testing.assert_allclose(old.dot(x, y), expected[1], rtol=1e-14)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(spatial)

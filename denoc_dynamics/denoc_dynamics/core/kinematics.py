@@ -30,7 +30,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .spatial import cross, skew
+from .spatial import cross, matvec, skew
 
 
 class JointMotionBasis:
@@ -117,7 +117,7 @@ class Kinematics:
         self.prismatic = chain.prismatic
         self.m = chain.mass
         self.Ad = body_transforms(basis, q)
-        self.p = np.matvec(self.Ad, basis.s)
+        self.p = matvec(self.Ad, basis.s)
         # M_i about the origin: Ad^-T M_body Ad^-1, and Ad^-T = [[R, o x R], [0, R]]
         # is Ad with its angular and linear halves swapped.
         F = self.Ad[(Ellipsis,) + basis.swap]

@@ -53,14 +53,22 @@ def cross_force(t: np.ndarray, f: np.ndarray) -> np.ndarray:
     return np.einsum('ijk,...j,...k->...i', _E_FORCE, t, f)
 
 
-def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Return A x for stacks of matrices and vectors."""
-    return np.matvec(A, x)
+if hasattr(np, 'matvec'):      # numpy >= 2.2: ufuncs with the least call overhead
+    def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Return A x for stacks of matrices and vectors."""
+        return np.matvec(A, x)
 
+    def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Return a . b over the last axis."""
+        return np.vecdot(a, b)
+else:                           # older numpy, e.g. Ubuntu's for ROS 2 from apt
+    def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Return A x for stacks of matrices and vectors."""
+        return (A @ x[..., None])[..., 0]
 
-def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Return a . b over the last axis."""
-    return np.vecdot(a, b)
+    def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Return a . b over the last axis."""
+        return np.einsum('...i,...i->...', a, b)
 
 
 def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
