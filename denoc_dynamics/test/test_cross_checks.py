@@ -7,7 +7,7 @@ ID(q, qd, 0); the origin-referred GIM = Saha's literal N^T M N with mass-centre
 twists (000 eqs. 13-19); batched calls = looped single calls.
 """
 
-from denoc_dynamics import load_urdf
+from denoc_dynamics import load_urdf, Robot
 from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -40,7 +40,7 @@ def test_gim_is_columns_of_inverse_dynamics(robot):
     rng = np.random.default_rng(1)
     q, _, _ = _state(robot, rng)
     zero = np.zeros(robot.n)
-    robot_no_g = load_urdf.__globals__['Robot'](robot.chain, gravity=(0.0, 0.0, 0.0))
+    robot_no_g = Robot(robot.chain, gravity=(0.0, 0.0, 0.0))
     columns = np.stack([robot_no_g.inverse_dynamics(q, zero, np.eye(robot.n)[k])
                         for k in range(robot.n)], axis=-1)
     assert _rel(robot.inertia_matrix(q), columns) < 1e-12
