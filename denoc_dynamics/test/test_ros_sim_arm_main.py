@@ -30,12 +30,16 @@ def test_demo_run_with_duration_and_plot(tmp_path):
         proc.stop()
 
 
-def test_ctrl_c_exits_cleanly():
-    proc = NodeProcess('denoc_sim_arm', ['--no-demo'])
+@pytest.mark.parametrize('args', [['--no-demo'], []], ids=['holding', 'demo-running'])
+def test_ctrl_c_exits_cleanly(args):
+    proc = NodeProcess('denoc_sim_arm', args)
     try:
-        assert wait_for(lambda: STATUS.search(proc.output()) is not None), proc.describe()
+        # interrupt a second into the run, while physics and ROS callbacks interleave
+        assert wait_for(lambda: any(float(t) >= 1.0 for t, *_ in STATUS.findall(proc.output())),
+                        timeout=20.0), proc.describe()
         assert proc.interrupt(timeout=10.0) == 0, proc.describe()
         out = proc.output()
         assert 'interrupted' in out and 'Traceback' not in out, proc.describe()
+        assert 'failed' not in out, proc.describe()
     finally:
         proc.stop()

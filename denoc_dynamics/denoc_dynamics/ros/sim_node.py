@@ -81,6 +81,12 @@ def spin_callbacks(executor, timeout, max_callbacks=200):
             return True
         except ShutdownException:
             return False
+        except RuntimeError:
+            # Ctrl-C shut the context down between two waits: rclpy then fails to
+            # create its wait timer instead of raising ShutdownException
+            if executor.context.ok():
+                raise
+            return False
         handler()
         exception = handler.exception()
         if exception is not None:
