@@ -41,8 +41,8 @@ def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.nda
     """
     p = kin.p
     p_qd = p * qd[..., None]
-    t = cumsum(p_qd, axis=-2)                                  # 000 eq. 10
-    accel = cross_motion(t, p_qd)                                 # pd_i qd_i
+    t = cumsum(p_qd, axis=-2)                                       # 000 eq. 10
+    accel = cross_motion(t, p_qd)                                   # pd_i qd_i
     if qdd is not None:
         accel += p * qdd[..., None]
     td = td0 + cumsum(accel, axis=-2)
