@@ -112,8 +112,9 @@ class JointStateReader:
             raise Rejected('length', f'{len(msg.position)} positions and '
                                      f'{len(msg.velocity)} velocities for {count} names')
         selection = self.selection(msg.name)
-        q = _finite_array(msg.position, 'position')[selection]
-        qd = _finite_array(msg.velocity, 'velocity')[selection]
+        # only the chain joints must be finite: other joints are ignored altogether
+        q = _finite_array(np.asarray(msg.position)[selection], 'position')
+        qd = _finite_array(np.asarray(msg.velocity)[selection], 'velocity')
         return q, qd
 
     def read_request(self, msg, need_velocity=True, need_effort=True):
@@ -136,7 +137,7 @@ class JointStateReader:
                 continue
             if len(values) != count:
                 raise Rejected('length', f'{len(values)} {field} entries for {count} names')
-            out.append(_finite_array(values, field)[selection])
+            out.append(_finite_array(np.asarray(values)[selection], field))
         return tuple(out)
 
 
