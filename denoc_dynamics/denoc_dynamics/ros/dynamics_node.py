@@ -14,7 +14,8 @@ Subscribes
 
 Publishes
   ``~/joint_accelerations`` (denoc_dynamics_interfaces/JointAccelerations): for every
-  accepted joint state, qdd = FD(q, qd, latest command), stamped like the state.
+  accepted joint state, qdd = FD(q, qd, latest command) by Saha's O(n) sweeps
+  (parameter ``fd_method``), stamped like the state.
   ``~/inertia_matrix`` (denoc_dynamics_interfaces/InertiaMatrix): every
   ``inertia_every_n`` accepted states.
   ``~/gravity_torques`` and ``~/bias_forces`` (sensor_msgs/JointState, chain joint
@@ -81,8 +82,9 @@ class DynamicsNode(Node):
             'publish ~/bias_forces (Coriolis + centrifugal + gravity, JointState effort '
             'field) for every accepted state', read_only=True)
         self.fd_method = declare(
-            self, 'fd_method', Parameter.Type.STRING, 'auto',
-            "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'",
+            self, 'fd_method', Parameter.Type.STRING, 'denoc',
+            "forward dynamics solver: 'denoc' (Saha's O(n) sweeps), 'cholesky' (GIM and "
+            "Cholesky) or 'auto' (the faster one for this chain length)",
             read_only=True, additional_constraints=str(FD_METHODS))
         if self.fd_method not in FD_METHODS:
             raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
