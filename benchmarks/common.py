@@ -53,6 +53,7 @@ def _import_package():
 denoc_dynamics = _import_package()
 
 load_urdf = denoc_dynamics.load_urdf
+example_robot_data_dir = importlib.import_module('denoc_dynamics.resources').example_robot_data_dir
 
 
 # --------------------------------------------------------------------------- options
@@ -203,32 +204,6 @@ PANDA_RELATIVE = 'panda_description/urdf/panda.urdf'
 PANDA_FINGERS = ('panda_finger_joint1', 'panda_finger_joint2')
 
 
-def find_robots_dir():
-    """
-    Return example-robot-data's ``robots`` directory, or None when it is not installed.
-
-    Same search as ``denoc_dynamics/test/test_pinocchio.py``: the package's
-    ``getModelPath`` when it exists, else ``<sys.path entry>/../../../share/
-    example-robot-data/robots``, the ROS ``AMENT_PREFIX_PATH`` and ``sys.prefix``
-    (the cmeel wheels install under ``site-packages/cmeel.prefix``).
-    """
-    try:
-        from example_robot_data import getModelPath
-        return Path(getModelPath(PANDA_RELATIVE))
-    except (ImportError, IOError, OSError):
-        pass
-    prefixes = [Path(entry, '..', '..', '..') for entry in sys.path if entry]
-    prefixes += [Path(entry, 'cmeel.prefix') for entry in sys.path if entry]
-    prefixes += [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)
-                 if p]
-    prefixes.append(Path(sys.prefix))
-    for prefix in prefixes:
-        candidate = prefix / 'share' / 'example-robot-data' / 'robots'
-        if (candidate / PANDA_RELATIVE).is_file():
-            return candidate.resolve()
-    return None
-
-
 def import_pinocchio():
     """Return the pinocchio module, or None when it is not installed."""
     try:
@@ -283,7 +258,7 @@ def panda(pin=None):
     locked at 0); the Pinocchio pair is None when Pinocchio is absent.  Raises
     FileNotFoundError when example-robot-data is not installed.
     """
-    robots = find_robots_dir()
+    robots = example_robot_data_dir()
     if robots is None:
         raise FileNotFoundError('example-robot-data is not installed (no Panda URDF)')
     path = robots / PANDA_RELATIVE

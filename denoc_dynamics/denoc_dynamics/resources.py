@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 import sys
+from typing import Optional
 
 DEFAULT_ROBOT = 'denoc_arm7'
 
@@ -38,3 +39,31 @@ def bundled_urdf(name: str = DEFAULT_ROBOT) -> str:
         available = sorted(p.stem for p in urdf_dir().glob('*.urdf'))
         raise FileNotFoundError(f'no bundled URDF {name!r}; available: {available}')
     return os.fspath(path)
+
+
+EXAMPLE_ROBOT_DATA_PROBE = 'panda_description/urdf/panda.urdf'
+
+
+def example_robot_data_dir() -> Optional[Path]:
+    """
+    Return the ``robots`` folder of the example-robot-data package, or None.
+
+    The package's ``getModelPath`` when it has one, else ``share/example-robot-data/
+    robots`` under the prefixes of sys.path (the PyPI wheel installs under
+    ``site-packages/cmeel.prefix``), AMENT_PREFIX_PATH and sys.prefix.
+    """
+    try:
+        from example_robot_data import getModelPath
+        return Path(getModelPath(EXAMPLE_ROBOT_DATA_PROBE))
+    except (ImportError, OSError):
+        pass
+    prefixes = [Path(entry, '..', '..', '..') for entry in sys.path if entry]
+    prefixes += [Path(entry, 'cmeel.prefix') for entry in sys.path if entry]
+    prefixes += [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)
+                 if p]
+    prefixes.append(Path(sys.prefix))
+    for prefix in prefixes:
+        candidate = prefix / 'share' / 'example-robot-data' / 'robots'
+        if (candidate / EXAMPLE_ROBOT_DATA_PROBE).is_file():
+            return candidate.resolve()
+    return None

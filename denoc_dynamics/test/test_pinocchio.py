@@ -50,14 +50,12 @@ did (``<sys.path entry>/../../../share/example-robot-data/robots``) and in the R
 """
 
 from dataclasses import dataclass, field
-import os
-from pathlib import Path
-import sys
 from typing import Callable, Dict, Optional, Tuple
 import xml.etree.ElementTree as ET
 import zlib
 
 from denoc_dynamics import load_urdf
+from denoc_dynamics.resources import example_robot_data_dir
 import numpy as np
 import pytest
 
@@ -69,34 +67,11 @@ TOL = 1e-9
 FLOOR = 1e-3
 N_STATES = 20
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
-_PROBE = 'panda_description/urdf/panda.urdf'
 
 
 # --------------------------------------------------------------------------- data location
 
-def find_robots_dir() -> Optional[Path]:
-    """Return example-robot-data's ``robots`` directory, or None when not installed."""
-    try:
-        from example_robot_data import getModelPath
-    except ImportError:
-        pass
-    else:
-        try:
-            return Path(getModelPath(_PROBE))
-        except (IOError, OSError):
-            pass
-    prefixes = [Path(entry, '..', '..', '..') for entry in sys.path if entry]
-    prefixes += [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)
-                 if p]
-    prefixes.append(Path(sys.prefix))
-    for prefix in prefixes:
-        candidate = prefix / 'share' / 'example-robot-data' / 'robots'
-        if (candidate / _PROBE).is_file():
-            return candidate.resolve()
-    return None
-
-
-ROBOTS_DIR = find_robots_dir()
+ROBOTS_DIR = example_robot_data_dir()
 if ROBOTS_DIR is None:
     pytest.skip('example-robot-data is not installed', allow_module_level=True)
 

@@ -242,3 +242,16 @@ def test_bad_state_raises_value_error(bad, match):
         r.inverse_dynamics(np.zeros((2, 3)), np.zeros((3, 3)), ok)
     with pytest.raises(ValueError, match='f_ext'):
         r.inverse_dynamics(ok, ok, ok, f_ext=np.zeros((3, 5)))
+
+
+def test_example_robot_data_is_found_when_installed():
+    """The Pinocchio cross-checks skip without it: a missed install must fail here."""
+    from importlib import metadata
+
+    from denoc_dynamics.resources import example_robot_data_dir
+    try:
+        metadata.version('example-robot-data')
+    except metadata.PackageNotFoundError:
+        pytest.skip('example-robot-data is not installed')
+    robots = example_robot_data_dir()
+    assert robots is not None and (robots / 'ur_description/urdf/ur5_robot.urdf').is_file()

@@ -43,8 +43,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from .dynamics_node import DynamicsNode
+from .joint_io import JointStateReader
+from .joint_io import Rejected
 from .sim_node import SimNode
-from .. import load_urdf
 from ..resources import bundled_urdf
 
 PACKAGE = 'denoc_dynamics'
@@ -83,7 +84,7 @@ class DemoController(Node):
         self.create_subscription(JointState, 'joint_states', self._on_state,
                                  qos_profile_sensor_data)
         self._msg = Float64MultiArray()
-        self._names = None
+        self.states = JointStateReader(robot.joint_names)
 
     def reference(self, t):
         """Return (q_ref, qd_ref, qdd_ref) at time t [s] since the first state."""
@@ -97,17 +98,13 @@ class DemoController(Node):
         return q, qd, qdd
 
     def _on_state(self, msg):
-        if self._names != list(msg.name):
-            where = {name: i for i, name in enumerate(msg.name)}
-            if any(name not in where for name in self.robot.joint_names):
-                return
-            self._names = list(msg.name)
-            self._select = [where[name] for name in self.robot.joint_names]
+        try:
+            q, qd = self.states.read(msg)
+        except Rejected:
+            return
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         if self.t0 is None:
             self.t0 = stamp
-        q = np.asarray(msg.position)[self._select]
-        qd = np.asarray(msg.velocity)[self._select]
         q_ref, qd_ref, qdd_ref = self.reference(stamp - self.t0)
         qdd = qdd_ref + self.kp * (q_ref - q) + self.kd * (qd_ref - qd)
         tau = self.robot.inverse_dynamics(q, qd, qdd)
@@ -242,11 +239,8 @@ def main(argv=None):
             sim.listeners.append(lambda s: (times.append(s.t), positions.append(s.q)))
         nodes.append(DynamicsNode(parameter_overrides=overrides))
         if args.demo:
-            robot = load_urdf(urdf, base_link=sim.model.base_link or None,
-                              tip_link=sim.model.tip_link or None,
-                              gravity=tuple(sim.model.gravity),
-                              side_branches=sim.model.side_branches)
-            nodes.append(DemoController(robot, sim.initial_positions, sim.joints_param))
+            nodes.append(DemoController(sim.model.robot, sim.initial_positions,
+                                        sim.joints_param))
         executor = SingleThreadedExecutor()
         for node in nodes:
             executor.add_node(node)
