@@ -151,16 +151,13 @@ class Simulation:
         self.h = 1.0 / params.physics_rate
         self.q0 = self._vector(initial_positions, 'initial_positions')
         self.qd0 = self._vector(initial_velocities, 'initial_velocities')
-        self.has_lower = ~chain.continuous & np.isfinite(chain.lower)
-        self.has_upper = ~chain.continuous & np.isfinite(chain.upper)
-        self.lower = np.where(self.has_lower, chain.lower, -np.inf)
-        self.upper = np.where(self.has_upper, chain.upper, np.inf)
+        # the chain already holds +-inf where there is no limit (continuous joints too)
+        self.lower, self.upper = chain.lower, chain.upper
         outside = (self.q0 < self.lower) | (self.q0 > self.upper)
         if np.any(outside):
             bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
             raise ValueError(f'initial_positions outside the joint limits for {bad}')
-        self.effort_limit = np.where(np.isfinite(chain.effort) & (chain.effort > 0.0),
-                                     chain.effort, np.inf)
+        self.effort_limit = chain.effort          # inf where the URDF gives none
         self.damping = np.asarray(chain.damping, dtype=float).copy()
         self.friction = np.asarray(chain.friction, dtype=float).copy()
 
