@@ -538,12 +538,15 @@ Why they differ:
   B_ij = [[1, 0], [c x, 1]].  Referred to the base origin and rotated into the base
   frame, M_i and p_i have no exact zeros left, so the 'nonzero' tier cannot recover
   that structure: it only removes the zeros of constant tensors and fresh arrays.
-* Cross products through the Levi-Civita tensor.  The core writes a x b (and the
-  spatial t x s, t x* f) as one einsum with the 3x3x3 (6x6x6) permutation tensor,
-  which numpy evaluates as 27 (216) two-factor products: the 'all' tier counts them
-  all, which is why the all-tier ID and FD are several times the papers' counts;
-  'nonzero' drops the zero terms and 'essential' the products with +-1, leaving about
-  the 6 M of a scalar cross product.
+* Cross products as matrices.  The core writes a x b as one einsum with the 3x3x3
+  permutation tensor (27 two-factor products) and the spatial t x s and t x* f as
+  products with the 6x6 matrix [t x] = t E, formed by one matrix product with a
+  constant 6x36 table of 0 and +-1 (216 products) and then applied as a dense 6x6
+  matrix-vector product (36 M + 30 A, with 15 structural zeros).  The 'all' tier
+  counts every one of them, which is why the all-tier ID and FD are several times
+  the papers' counts; 'nonzero' drops the zero terms and 'essential' the products
+  with +-1.  The matrix form costs more arithmetic but far fewer numpy calls per
+  state, and one BLAS product for a whole batch.
 * Reference point.  Everything is referred to the base origin (paper 003's choice), so
   B_ij = 1 and Saha's twist-propagation products vanish from the sweeps: the
   articulated sweep and the two solve sweeps together cost fewer multiplications

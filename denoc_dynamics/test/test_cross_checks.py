@@ -127,6 +127,46 @@ def test_batched_equals_looped(robot):
         assert _rel(batched, looped) < 1e-13, name
 
 
+@pytest.mark.parametrize('chunk', [1, 4, 7])
+def test_large_batch_runs_in_blocks(robot, monkeypatch, chunk):
+    """Batches above CHUNK_STATES run block by block, with the same results."""
+    from denoc_dynamics.core import robot as robot_module
+    rng = np.random.default_rng(12)
+    q, qd, qdd = _state(robot, rng, batch=(3, 5))
+    f_ext = rng.normal(size=(5, robot.n, 6))        # broadcasts over the first axis
+
+    def calls():
+        return (robot.inverse_dynamics(q, qd, qdd, f_ext=f_ext),
+                robot.bias_forces(q, qd),
+                robot.forward_dynamics(q, qd, qdd, 'denoc', f_ext=f_ext),
+                robot.forward_dynamics(q, qd, qdd, 'cholesky'))
+
+    whole = calls()
+    monkeypatch.setattr(robot_module, 'CHUNK_STATES', chunk)
+    blocks = calls()
+    for a, b in zip(blocks, whole):
+        assert a.shape == b.shape == (3, 5, robot.n)
+        assert _rel(a, b) < 1e-13
+    single = robot.forward_dynamics(q[2, 3], qd[2, 3], qdd[2, 3], 'denoc', f_ext=f_ext[3])
+    assert _rel(blocks[2][2, 3], single) < 1e-13
+
+
+def test_spatial_cross_products():
+    """[t x] s and -[t x]^T f against the 3-vector definitions (000 eq. 17)."""
+    from denoc_dynamics.core import spatial
+    rng = np.random.default_rng(13)
+    t, s = rng.normal(size=(2, 4, 6))
+    w, v = t[:, :3], t[:, 3:]
+    motion = np.concatenate((np.cross(w, s[:, :3]),
+                             np.cross(w, s[:, 3:]) + np.cross(v, s[:, :3])), axis=-1)
+    force = np.concatenate((np.cross(w, s[:, :3]) + np.cross(v, s[:, 3:]),
+                            np.cross(w, s[:, 3:])), axis=-1)
+    np.testing.assert_allclose(spatial.cross_motion(t, s), motion, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(spatial.cross_force(t, s), force, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(spatial.cross_matrix(t)[1] @ s[1], spatial.cross_motion(t, s)[1])
+    np.testing.assert_allclose(spatial.cross(w, s[:, :3]), np.cross(w, s[:, :3]), rtol=1e-15)
+
+
 def test_batch_broadcasts_single_configuration(robot):
     rng = np.random.default_rng(8)
     q = rng.uniform(-1, 1, robot.n)
@@ -183,12 +223,14 @@ def test_spatial_helpers_without_numpy_2_ufuncs(monkeypatch):
     from denoc_dynamics.core import spatial
     rng = np.random.default_rng(11)
     A, x, y = rng.normal(size=(4, 6, 6)), rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
-    expected = (np.einsum('kij,kj->ki', A, x), np.einsum('ki,ki->k', x, y))
+    expected = (np.einsum('kij,kj->ki', A, x), np.einsum('ki,ki->k', x, y),
+                np.einsum('kij,ki->kj', A, x))
     try:
         monkeypatch.delattr(np, 'matvec', raising=False)
         old = importlib.reload(spatial)
         np.testing.assert_allclose(old.matvec(A, x), expected[0], rtol=1e-14)
         np.testing.assert_allclose(old.dot(x, y), expected[1], rtol=1e-14)
+        np.testing.assert_allclose(old.vecmat(x, A), expected[2], rtol=1e-14)
     finally:
         monkeypatch.undo()
         importlib.reload(spatial)

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from .spatial import cross, cross_force, cross_motion, cumsum, dot, matvec, reverse_cumsum
+from .spatial import cross, cross_matrix, cumsum, dot, matvec, reverse_cumsum, vecmat
 
 
 def base_acceleration(gravity) -> np.ndarray:
@@ -42,11 +42,13 @@ def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.nda
     p = kin.p
     p_qd = p * qd[..., None]
     t = cumsum(p_qd, axis=-2)                                       # 000 eq. 10
-    accel = cross_motion(t, p_qd)                                   # pd_i qd_i
+    t_x = cross_matrix(t)                                           # [t_i x]
+    accel = matvec(t_x, p_qd)                                       # pd_i qd_i = t_i x p_i qd_i
     if qdd is not None:
         accel += p * qdd[..., None]
     td = td0 + cumsum(accel, axis=-2)
-    w_star = matvec(kin.M, td) + cross_force(t, matvec(kin.M, t))   # 000 eq. 17
+    # 000 eq. 17: w*_i = M_i td_i + t_i x* (M_i t_i), and t x* f = -[t x]^T f
+    w_star = matvec(kin.M, td) - vecmat(matvec(kin.M, t), t_x)
     if f_ext is not None:
         moment_O = f_ext[..., :3] + cross(kin.C, f_ext[..., 3:])
         w_star = w_star - np.concatenate((moment_O, f_ext[..., 3:]), axis=-1)

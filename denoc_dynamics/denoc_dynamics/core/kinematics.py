@@ -42,7 +42,8 @@ class JointMotionBasis:
     Ad(A) = [[R, 0], [o x R, R]].  With Rodrigues' formula J = 1 + sin q K
     + (1 - cos q) K^2 (K = [a x]) for a revolute joint, and J = translation by a q
     for a prismatic one, Ad(A_k) = T0 + sin q T1 + (1 - cos q) T2 + q T3, so all
-    joints are evaluated in a few array operations.
+    joints are evaluated at once as one product of the coefficient rows
+    [1, sin q, 1 - cos q, q] with the stacked T0..T3 (``T_stack``, (n, 4, 36)).
     """
 
     def __init__(self, chain):
@@ -58,14 +59,20 @@ class JointMotionBasis:
         self.T2 = np.where(revolute, X @ KK @ KK, 0.0)
         self.T3 = np.where(revolute, 0.0, X @ _blocks(zero, zero, K, zero))
         self.any_prismatic = bool(chain.prismatic.any())
+        terms = (self.T0, self.T1, self.T2) + ((self.T3,) if self.any_prismatic else ())
+        self.T_stack = np.stack(terms, axis=1).reshape(n, len(terms), 36)
         # joint motion in body coordinates: [a; 0] (revolute) or [0; a] (prismatic)
         self.s = np.where(chain.prismatic[:, None],
                           np.concatenate((0 * chain.axis, chain.axis), -1),
                           np.concatenate((chain.axis, 0 * chain.axis), -1))
         # extended mass of each body about its frame origin, in body coordinates
         self.M_body = spatial_inertia(chain.mass, chain.com, chain.inertia)
+        # Ad^-T = [[R, o x R], [0, R]] is Ad with its angular and linear halves
+        # swapped: these index the 36 entries of Ad for Ad^-T and for Ad^-1.
         swap = np.r_[3:6, 0:3]
-        self.swap = np.ix_(swap, swap)
+        entries = np.arange(36).reshape(6, 6)[np.ix_(swap, swap)]
+        self.inverse_transpose_entries = entries.ravel()
+        self.inverse_entries = entries.T.ravel()
 
 
 def _blocks(A, B, C, D):
@@ -87,10 +94,13 @@ def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     (Hillis-Steele): ceil(log2 n) batched matrix products instead of n sequential
     ones.
     """
-    s, c = np.sin(q)[..., None, None], np.cos(q)[..., None, None]
-    T = basis.T0 + s * basis.T1 + (1.0 - c) * basis.T2
+    rows = np.empty(q.shape + (1, basis.T_stack.shape[-2]))       # [1, sin q, 1 - cos q, q]
+    rows[..., 0, 0] = 1.0
+    np.sin(q, out=rows[..., 0, 1])
+    np.subtract(1.0, np.cos(q), out=rows[..., 0, 2])
     if basis.any_prismatic:
-        T = T + q[..., None, None] * basis.T3
+        rows[..., 0, 3] = q
+    T = (rows @ basis.T_stack).reshape(q.shape + (6, 6))
     n = q.shape[-1]
     step = 1
     while step < n:
@@ -118,10 +128,12 @@ class Kinematics:
         self.m = chain.mass
         self.Ad = body_transforms(basis, q)
         self.p = matvec(self.Ad, basis.s)
-        # M_i about the origin: Ad^-T M_body Ad^-1, and Ad^-T = [[R, o x R], [0, R]]
-        # is Ad with its angular and linear halves swapped.
-        F = self.Ad[(Ellipsis,) + basis.swap]
-        self.M = F @ basis.M_body @ np.swapaxes(F, -1, -2)
+        # M_i about the origin: Ad^-T M_body Ad^-1, with Ad^-T = [[R, o x R], [0, R]]
+        # gathered from Ad's entries (contiguous copies keep the products fast)
+        entries = self.Ad.reshape(q.shape + (36,))
+        F = np.take(entries, basis.inverse_transpose_entries, axis=-1).reshape(self.Ad.shape)
+        F_T = np.take(entries, basis.inverse_entries, axis=-1).reshape(self.Ad.shape)
+        self.M = (F @ basis.M_body) @ F_T
 
     # --- positions and axes in the base frame ------------------------------------
     @cached_property

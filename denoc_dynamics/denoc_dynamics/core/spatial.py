@@ -29,34 +29,55 @@ def skew(a: np.ndarray) -> np.ndarray:
     return -np.einsum('ijk,...k->...ij', _LEVI_CIVITA, a)
 
 
-def _spatial_tensor(force: bool) -> np.ndarray:
-    """Return E with (t x s)_i = E_ijk t_j s_k (motion) or (t x* f)_i (force)."""
-    E = np.zeros((6, 6, 6))
-    A, L = slice(0, 3), slice(3, 6)
-    if force:       # [w x n + v x f; w x f]
-        E[A, A, A] = E[A, L, L] = E[L, A, L] = _LEVI_CIVITA
-    else:           # [w x s_w; w x s_v + v x s_w]
-        E[A, A, A] = E[L, A, L] = E[L, L, A] = _LEVI_CIVITA
-    return E
+def _cross_matrix_basis() -> np.ndarray:
+    """
+    Return E (6, 36) with t E = [t x] flattened, for a twist t = [w; v].
+
+    [t x] = [[w x, 0], [v x, w x]] (the motion cross product at a fixed point, with
+    (t x s)_i = sum_k [t x]_ik s_k).  Each entry is +-1 times one component of t, so
+    the product with E is exact.
+    """
+    E = np.zeros((6, 6, 6))         # E[j, i, k]: coefficient of t_j in [t x]_ik
+    for j in range(3):
+        block = _LEVI_CIVITA[:, j, :]           # [a x]_ik = eps_ijk a_j
+        E[j, :3, :3] = E[j, 3:, 3:] = block     # w x in both diagonal blocks
+        E[3 + j, 3:, :3] = block                # v x below the diagonal
+    return E.reshape(6, 36)
 
 
-_E_MOTION, _E_FORCE = _spatial_tensor(False), _spatial_tensor(True)
+_CROSS_BASIS = _cross_matrix_basis()
+
+
+def cross_matrix(t: np.ndarray) -> np.ndarray:
+    """
+    Return [t x] (..., 6, 6), the matrix of the twist cross product t x s.
+
+    For twists referred to a fixed point, t x s = [w x s_w; w x s_v + v x s_w] =
+    [t x] s, and the dual product on wrenches is t x* f = [w x n + v x f; w x f] =
+    -[t x]^T f.  Forming the matrix once is one matrix product (BLAS) for any number
+    of twists, and it serves both products.
+    """
+    return (t @ _CROSS_BASIS).reshape(t.shape[:-1] + (6, 6))
 
 
 def cross_motion(t: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Return t x s for twists referred to a fixed point: [w x s_w; w x s_v + v x s_w]."""
-    return np.einsum('ijk,...j,...k->...i', _E_MOTION, t, s)
+    return matvec(cross_matrix(t), s)
 
 
 def cross_force(t: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Return t x* f, the dual cross product on wrenches: [w x n + v x f; w x f]."""
-    return np.einsum('ijk,...j,...k->...i', _E_FORCE, t, f)
+    return -vecmat(f, cross_matrix(t))
 
 
 if hasattr(np, 'matvec'):      # numpy >= 2.2: ufuncs with the least call overhead
     def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Return A x for stacks of matrices and vectors."""
         return np.matvec(A, x)
+
+    def vecmat(x: np.ndarray, A: np.ndarray) -> np.ndarray:
+        """Return x^T A (that is, A^T x) for stacks of vectors and matrices."""
+        return np.vecmat(x, A)
 
     def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Return a . b over the last axis."""
@@ -65,6 +86,10 @@ else:                           # older numpy, e.g. Ubuntu's for ROS 2 from apt
     def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Return A x for stacks of matrices and vectors."""
         return (A @ x[..., None])[..., 0]
+
+    def vecmat(x: np.ndarray, A: np.ndarray) -> np.ndarray:
+        """Return x^T A (that is, A^T x) for stacks of vectors and matrices."""
+        return (x[..., None, :] @ A)[..., 0, :]
 
     def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Return a . b over the last axis."""
