@@ -139,13 +139,21 @@ def test_large_batch_runs_in_blocks(robot, monkeypatch, chunk):
         return (robot.inverse_dynamics(q, qd, qdd, f_ext=f_ext),
                 robot.bias_forces(q, qd),
                 robot.forward_dynamics(q, qd, qdd, 'denoc', f_ext=f_ext),
-                robot.forward_dynamics(q, qd, qdd, 'cholesky'))
+                robot.forward_dynamics(q, qd, qdd, 'cholesky'),
+                robot.gravity_torques(q),
+                robot.inertia_matrix(q),
+                robot.inverse_inertia_matrix(q),
+                *robot.udu(q),
+                *robot.composite_body(q, qd))
 
     whole = calls()
     monkeypatch.setattr(robot_module, 'CHUNK_STATES', chunk)
     blocks = calls()
-    for a, b in zip(blocks, whole):
-        assert a.shape == b.shape == (3, 5, robot.n)
+    shapes = [(3, 5, robot.n)] * 5 + [(3, 5, robot.n, robot.n)] * 3 + [(3, 5, robot.n),
+                                                                       (3, 5, robot.n, robot.n),
+                                                                       (3, 5, robot.n)]
+    for a, b, shape in zip(blocks, whole, shapes, strict=True):
+        assert a.shape == b.shape == shape
         assert _rel(a, b) < 1e-13
     single = robot.forward_dynamics(q[2, 3], qd[2, 3], qdd[2, 3], 'denoc', f_ext=f_ext[3])
     assert _rel(blocks[2][2, 3], single) < 1e-13

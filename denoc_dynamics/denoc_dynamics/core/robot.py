@@ -130,7 +130,7 @@ class Robot:
     # --- dynamics ----------------------------------------------------------------
     def inertia_matrix(self, q) -> np.ndarray:
         """Return the GIM (..., n, n) by composite bodies (000 eq. 22)."""
-        return inertia_matrix(self.kinematics(q))
+        return self._blockwise(inertia_matrix, self._state(q, 'q'))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -141,22 +141,21 @@ class Robot:
         """
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
         f_ext = self._wrenches(f_ext, q.shape[:-1])
-        return _in_chunks(self._inverse_dynamics, q, qd, qdd, f_ext)
+        return self._blockwise(self._inverse_dynamics, q, qd, qdd, f_ext)
 
-    def _inverse_dynamics(self, q, qd, qdd, f_ext):
-        kin = Kinematics(self.chain, self._basis, q)
+    def _inverse_dynamics(self, kin, qd, qdd, f_ext):
         return inverse_dynamics(kin, qd, qdd, self._td0, f_ext)
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
         q, qd = self._states(q=q, qd=qd)
         f_ext = self._wrenches(f_ext, q.shape[:-1])
-        return _in_chunks(self._inverse_dynamics, q, qd, None, f_ext)
+        return self._blockwise(self._inverse_dynamics, q, qd, None, f_ext)
 
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the chain still against gravity."""
-        kin = self.kinematics(q)
-        return inverse_dynamics(kin, np.zeros_like(kin.q), None, self._td0)
+        q = self._state(q, 'q')
+        return self._blockwise(self._inverse_dynamics, q, np.zeros_like(q), None, None)
 
     def forward_dynamics(self, q, qd, tau, method: str = 'auto', f_ext=None) -> np.ndarray:
         """
@@ -172,26 +171,27 @@ class Robot:
         if method == 'auto':
             method = 'cholesky' if q.ndim == 1 and self.n < AUTO_DENOC_MIN_DOF else 'denoc'
         solve = solve_denoc if method == 'denoc' else solve_cholesky
-        return _in_chunks(partial(self._forward_dynamics, solve), q, qd, tau,
-                          self._wrenches(f_ext, q.shape[:-1]))
+        return self._blockwise(partial(self._forward_dynamics, solve), q, qd, tau,
+                               self._wrenches(f_ext, q.shape[:-1]))
 
-    def _forward_dynamics(self, solve, q, qd, tau, f_ext):
-        kin = Kinematics(self.chain, self._basis, q)
+    def _forward_dynamics(self, solve, kin, qd, tau, f_ext):
         phi = tau - inverse_dynamics(kin, qd, None, self._td0, f_ext)
         return solve(kin, phi)
 
     def udu(self, q):
         """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-35)."""
-        return udu(self.kinematics(q))
+        return self._blockwise(udu, self._state(q, 'q'))
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
         """Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41)."""
-        return inverse_inertia_matrix(self.kinematics(q))
+        return self._blockwise(inverse_inertia_matrix, self._state(q, 'q'))
 
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about the base origin (paper 003)."""
         q, qd = self._states(q=q, qd=qd)
-        kin = Kinematics(self.chain, self._basis, q)
+        return self._blockwise(self._composite_body, q, qd)
+
+    def _composite_body(self, kin, qd):
         return (composite_body.inertia_matrix(kin),
                 composite_body.bias_vector(kin, qd, self.gravity))
 
@@ -204,6 +204,30 @@ class Robot:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
         kin = self.kinematics(q)
         return -np.einsum('i,...ij,j->...', kin.m, kin.C, self.gravity)
+
+    def _blockwise(self, algorithm, q, *arrays):
+        """
+        Return algorithm(Kinematics at q, *arrays), block by block for large batches.
+
+        A batch of more than CHUNK_STATES states runs in blocks of that many, so that
+        each block's arrays stay in the cache; every state goes through the same code
+        and gets the same result.  ``arrays`` have q's batch shape in front (or are
+        None); the result is an array, or a tuple of arrays, with it in front too.
+        """
+        batch = q.shape[:-1]
+        count = math.prod(batch)
+        if count <= CHUNK_STATES:
+            return algorithm(Kinematics(self.chain, self._basis, q), *arrays)
+        flat = [None if a is None else a.reshape((count,) + a.shape[len(batch):])
+                for a in (q,) + arrays]
+        parts = []
+        for start in range(0, count, CHUNK_STATES):
+            block = [None if a is None else a[start:start + CHUNK_STATES] for a in flat]
+            parts.append(algorithm(Kinematics(self.chain, self._basis, block[0]), *block[1:]))
+        if isinstance(parts[0], tuple):
+            return tuple(_joined([part[k] for part in parts], batch)
+                         for k in range(len(parts[0])))
+        return _joined(parts, batch)
 
     def _check_articulated_inertias(self):
         kin = Kinematics(self.chain, self._basis, np.zeros(self.n))
@@ -218,24 +242,10 @@ class Robot:
                     f'or inertia to link {self.chain.link_names[k]!r} or the links beyond it')
 
 
-def _in_chunks(function, q, *arrays):
-    """
-    Return function(q, *arrays) (..., n), evaluated over blocks of CHUNK_STATES states.
-
-    ``arrays`` have q's batch shape in front (or are None).  One state, and batches
-    up to the block size, make a single call.
-    """
-    batch = q.shape[:-1]
-    count = math.prod(batch)
-    if count <= CHUNK_STATES:
-        return function(q, *arrays)
-    flat = [None if a is None else a.reshape((count,) + a.shape[len(batch):])
-            for a in (q,) + arrays]
-    out = np.empty((count, q.shape[-1]))
-    for start in range(0, count, CHUNK_STATES):
-        block = slice(start, start + CHUNK_STATES)
-        out[block] = function(*(None if a is None else a[block] for a in flat))
-    return out.reshape(q.shape)
+def _joined(blocks, batch):
+    """Return the blocks' results joined along the states, with the batch shape in front."""
+    out = np.concatenate(blocks, axis=0)
+    return out.reshape(batch + out.shape[1:])
 
 
 def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
