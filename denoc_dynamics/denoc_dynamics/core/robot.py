@@ -24,10 +24,10 @@ from .urdf import build_chain, Chain
 #: ``method="auto"`` solves one state by the GIM and Cholesky (fewer, larger numpy
 #: calls) for chains shorter than this, and by the O(n) DeNOC sweeps otherwise.
 #: A batch of states always takes the DeNOC sweeps, which vectorize over the states
-#: (Cholesky runs LAPACK once per state).  The crossover, n ~ 870 on the 2-core
+#: (Cholesky runs LAPACK once per state).  The crossover, n ~ 886 on the 2-core
 #: reference machine, is measured by ``benchmarks/bench_scaling.py`` (see the
 #: README's performance section).
-AUTO_DENOC_MIN_DOF = 870
+AUTO_DENOC_MIN_DOF = 886
 
 #: Batched forward and inverse dynamics run over blocks of this many states, so
 #: that each block's arrays stay in the processor's cache (about 1.4x faster than
