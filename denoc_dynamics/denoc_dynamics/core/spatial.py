@@ -60,16 +60,6 @@ def cross_matrix(t: np.ndarray) -> np.ndarray:
     return (t @ _CROSS_BASIS).reshape(t.shape[:-1] + (6, 6))
 
 
-def cross_motion(t: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Return t x s for twists referred to a fixed point: [w x s_w; w x s_v + v x s_w]."""
-    return matvec(cross_matrix(t), s)
-
-
-def cross_force(t: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """Return t x* f, the dual cross product on wrenches: [w x n + v x f; w x f]."""
-    return -vecmat(f, cross_matrix(t))
-
-
 if hasattr(np, 'matvec'):      # numpy >= 2.2: ufuncs with the least call overhead
     def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Return A x for stacks of matrices and vectors."""
