@@ -47,19 +47,18 @@ class JointMotionBasis:
     """
 
     def __init__(self, chain):
-        """Precompute T0..T3, the joint axes s_k and the body inertias from the chain."""
+        """Precompute T0..T3 (stacked), the joint axes s_k and the body inertias."""
         n = chain.n
         K = skew(chain.axis)
         zero = np.zeros((n, 3, 3))
         X = _adjoint(chain.X_tree[:, :3, :3], chain.X_tree[:, :3, 3])
         KK = _blocks(K, zero, zero, K)
         revolute = (~chain.prismatic)[:, None, None]
-        self.T0 = X
-        self.T1 = np.where(revolute, X @ KK, 0.0)
-        self.T2 = np.where(revolute, X @ KK @ KK, 0.0)
-        self.T3 = np.where(revolute, 0.0, X @ _blocks(zero, zero, K, zero))
+        T1 = np.where(revolute, X @ KK, 0.0)
+        T2 = np.where(revolute, X @ KK @ KK, 0.0)
+        T3 = np.where(revolute, 0.0, X @ _blocks(zero, zero, K, zero))
         self.any_prismatic = bool(chain.prismatic.any())
-        terms = (self.T0, self.T1, self.T2) + ((self.T3,) if self.any_prismatic else ())
+        terms = (X, T1, T2) + ((T3,) if self.any_prismatic else ())
         self.T_stack = np.stack(terms, axis=1).reshape(n, len(terms), 36)
         # joint motion in body coordinates: [a; 0] (revolute) or [0; a] (prismatic)
         self.s = np.where(chain.prismatic[:, None],
