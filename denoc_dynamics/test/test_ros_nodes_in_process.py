@@ -11,6 +11,7 @@ import re
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
+from denoc_dynamics.ros.node_main import run_node
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
@@ -170,6 +171,20 @@ def test_joints_parameter_naming_a_joint_twice_is_refused(context):
     with pytest.raises(RuntimeError, match=r"\['joint2'\] more than once"):
         make(DynamicsNode, context, urdf_path=bundled_urdf(),
              joints=['joint1', 'joint2', 'joint2'])
+
+
+@pytest.mark.parametrize('setting, words', [
+    ('max_velocity:=abc', "'max_velocity' to 'abc' of type 'STRING', expecting type 'DOUBLE'"),
+    ('max_velocity:=-1.0', 'max_velocity out of range'),
+    ('max_dof:=0', 'max_dof out of range'),
+    ('joints:=[joint1,joint1]', "names ['joint1'] more than once")])
+def test_a_bad_parameter_stops_the_node_with_one_line(capsys, setting, words):
+    args = ['dynamics_node', '--ros-args', '-p', f'urdf_path:={bundled_urdf()}',
+            '-p', setting]
+    assert run_node(DynamicsNode, 'dynamics_node', args=args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith('dynamics_node: ') and words in err, err
+    assert 'Traceback' not in err
 
 
 def unlimited_planar_urdf():
