@@ -291,7 +291,7 @@ class Simulation:
         non-finite value, and :class:`CommandOutOfRange` if a clamped effort exceeds
         :attr:`effort_bound`: the effort that would take the joint, at its smallest
         effective inertia, from rest past ``divergence_velocity`` within one step.
-        Only joints without an effort limit can get there.
+        In practice only a joint without an effort limit gets there.
         """
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n,) or not np.all(np.isfinite(tau)):
