@@ -13,8 +13,9 @@ Subscribes
   ``joints`` parameter (default: chain order), validated like the dynamics node does;
   clamped to the URDF effort limits; a clamped effort that would take its joint from
   rest past the divergence speed (1000 rad/s or m/s) in one step is rejected (in
-  practice, only a joint without an effort limit gets there).  Older than ``command_timeout`` seconds of
-  simulated time, a command counts as zero torque.  The first command ends hold mode.
+  practice, only a joint without an effort limit gets there).  Older than
+  ``command_timeout`` seconds of simulated time, a command counts as zero torque.
+  The first command ends hold mode.
   A joint's drive never pushes it faster than its URDF velocity limit.
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
