@@ -11,6 +11,9 @@ import re
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
+from denoc_dynamics.ros.joint_io import Rejected
+from denoc_dynamics.ros.joint_io import Rejections
+from denoc_dynamics.ros.joint_io import WARN_THROTTLE_SEC
 from denoc_dynamics.ros.node_main import run_node
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics_interfaces.srv import ForwardDynamics
@@ -52,6 +55,32 @@ class Recorder:
 
     def publish(self, msg):
         self.messages.append(msg)
+
+
+class WarningLog:
+    """Stands in for a logger: keeps the warnings (and any throttle argument)."""
+
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, text, **kwargs):
+        assert not kwargs, 'throttled by Rejections itself, not by the logger'
+        self.lines.append(text)
+
+
+def test_rejections_warn_once_per_reason_per_throttle_period():
+    log, now = WarningLog(), [100.0]
+    rejections = Rejections(log, 'joint state', clock=lambda: now[0])
+    for reason in ('length', 'length', 'duplicate joint', 'length', 'non-finite result'):
+        rejections.add(Rejected(reason, f'a {reason} problem'))
+    assert rejections.counts == {'length': 3, 'duplicate joint': 1, 'non-finite result': 1}
+    # every reason gets its first warning, even right after another reason's
+    assert [line.split(' (')[1].split(',')[0] for line in log.lines] == [
+        'length', 'duplicate joint', 'non-finite result']
+    now[0] += WARN_THROTTLE_SEC
+    rejections.add(Rejected('length', 'again'))
+    assert log.lines[-1] == 'rejected joint state (length, 4 so far): again'
+    assert str(rejections) == '6 (duplicate joint: 1, length: 4, non-finite result: 1)'
 
 
 def call(node, service, request):

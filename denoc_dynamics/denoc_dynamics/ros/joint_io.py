@@ -11,6 +11,7 @@ Both readers raise :class:`Rejected` for a message that must not be used.
 """
 
 import math
+import time
 from typing import Dict, List, Sequence
 
 import numpy as np
@@ -36,11 +37,13 @@ class Rejected(ValueError):
 class Rejections:
     """Per-reason counters of rejected messages on one input, with throttled warnings."""
 
-    def __init__(self, logger, what: str):
+    def __init__(self, logger, what: str, clock=time.monotonic):
         """Count rejections of the input ``what`` (used in the log messages)."""
         self._logger = logger
         self.what = what
         self.counts: Dict[str, int] = {}
+        self._clock = clock
+        self._warned: Dict[str, float] = {}  # reason -> time of its last warning
 
     @property
     def total(self) -> int:
@@ -48,12 +51,20 @@ class Rejections:
         return sum(self.counts.values())
 
     def add(self, rejected: Rejected):
-        """Count ``rejected`` and log a warning (throttled)."""
-        self.counts[rejected.reason] = self.counts.get(rejected.reason, 0) + 1
-        self._logger.warning(
-            f'rejected {self.what} ({rejected.reason}, {self.counts[rejected.reason]} so '
-            f'far): {rejected.detail}',
-            throttle_duration_sec=WARN_THROTTLE_SEC)
+        """
+        Count ``rejected`` and log a warning, at most one per reason every throttle period.
+
+        Throttled here, not by rclpy, whose throttle is per line of code: one line
+        logs every reason of every input.
+        """
+        reason = rejected.reason
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        now = self._clock()
+        if now - self._warned.get(reason, -math.inf) < WARN_THROTTLE_SEC:
+            return
+        self._warned[reason] = now
+        self._logger.warning(f'rejected {self.what} ({reason}, {self.counts[reason]} so '
+                             f'far): {rejected.detail}')
 
     def __str__(self):
         """Return e.g. ``'3 (non-finite: 2, length: 1)'``."""
