@@ -13,7 +13,7 @@ classes of this module, which can be tested and benchmarked in-process:
   Coulomb friction ``-friction * tanh(qd / v_eps)``, and the position limits as a
   one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``,
   and the joint's drive cannot push it faster than ``<limit velocity>``
-  (:meth:`Simulation.drive_effort`).
+  (:meth:`Simulation.drive`).
 * :class:`SimulationRunner` steps the simulation in chunks of one publish period,
   paces it to a real-time factor, measures the achieved one
   (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish; between
@@ -51,8 +51,8 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
 
-#: At most this many passes of :meth:`Simulation.drive_effort` per step: a cut on one
-#: joint changes the others' accelerations through the coupling, so it is looked at again.
+#: At most this many passes of the velocity-limit cut per step (:meth:`Simulation.drive`):
+#: a cut on one joint changes the others' accelerations through the coupling.
 DRIVE_PASSES = 3
 
 #: Adams-Bashforth 4 weights of f_n, f_n-1, f_n-2, f_n-3 (times h / 24).
@@ -313,29 +313,37 @@ class Simulation:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""
         return self._held.current(self.t)
 
-    def drive_effort(self, x: np.ndarray, tau: np.ndarray, xdot: np.ndarray) -> np.ndarray:
+    def drive(self, x: np.ndarray, command: np.ndarray):
         """
-        Return the effort the joint drives apply at x = [q, qd] for the command ``tau``.
+        Return (tau, xdot): the drives' effort for ``command`` at x and xdot under it.
 
         A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
-        ``xdot`` (the derivative at x under ``tau``) would take a joint beyond v_max in
-        the direction of its effort within the step (qd + h qdd, either sign), the
-        effort is cut by I (|qd + h qdd| - v_max) / h, I = 1 / (M^-1)_ii the joint's
-        effective inertia at q, down to zero at most: the joint then reaches v_max in
-        the step.  The drive does not brake beyond that: gravity or the other joints
-        can still drive a joint faster.  Pushing against a stop, the joint does not
-        move and the drive gives its full effort.  Decided once per step, like a
-        drive's control cycle; a step with a cut costs one inverse inertia matrix and
-        one more forward dynamics per pass (:data:`DRIVE_PASSES`).
+        the step would take a joint beyond v_max in the direction of its effort
+        (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
+        I = 1 / (M^-1)_ii the joint's effective inertia at q, down to zero at most: the
+        joint then reaches v_max in the step.  A cut changes the other joints'
+        accelerations through the coupling, so the check is repeated, up to
+        :data:`DRIVE_PASSES` times.  The drive does not brake beyond that: gravity or
+        the other joints can still drive a joint faster.  Pushing against a stop, the
+        joint does not move and the drive gives its full effort.  Decided once per step,
+        like a drive's control cycle; a step with a cut costs one inverse inertia
+        matrix and one forward dynamics per pass.
         """
-        n = self.n
-        direction = np.sign(tau)
-        excess = direction * (x[n:] + self.h * xdot[n:]) - self.velocity_limit
-        if not np.any(excess > 0.0):
-            return tau
-        inertia = 1.0 / np.diagonal(self.robot.inverse_inertia_matrix(x[:n]))
-        cut = np.minimum(inertia * np.maximum(excess, 0.0) / self.h, np.abs(tau))
-        return tau - direction * cut
+        n, h = self.n, self.h
+        tau = command
+        xdot = self.derivative(x, tau)
+        inertia = None
+        for _ in range(DRIVE_PASSES):
+            direction = np.sign(tau)
+            excess = direction * (x[n:] + h * xdot[n:]) - self.velocity_limit
+            if not np.any(excess > 0.0):
+                break
+            if inertia is None:
+                inertia = 1.0 / np.diagonal(self.robot.inverse_inertia_matrix(x[:n]))
+            cut = np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
+            tau = tau - direction * cut
+            xdot = self.derivative(x, tau)
+        return tau, xdot
 
     # --- physics ---------------------------------------------------------------------
     def passive_torques(self, q, qd) -> np.ndarray:
@@ -399,14 +407,7 @@ class Simulation:
         command = self.command()
         integrator = self.params.integrator
         try:
-            tau = command
-            xdot = self.derivative(self._x, tau)
-            for _ in range(DRIVE_PASSES):
-                cut = self.drive_effort(self._x, tau, xdot)
-                if cut is tau:
-                    break
-                tau = cut
-                xdot = self.derivative(self._x, tau)
+            tau, xdot = self.drive(self._x, command)
             if integrator == 'rk4':
                 x = self._rk4(self._x, tau, xdot)
             elif integrator == 'ab4':

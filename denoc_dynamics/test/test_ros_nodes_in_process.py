@@ -206,6 +206,7 @@ def test_joints_parameter_naming_a_joint_twice_is_refused(context):
     ('max_velocity:=abc', "'max_velocity' to 'abc' of type 'STRING', expecting type 'DOUBLE'"),
     ('max_velocity:=-1.0', 'max_velocity out of range'),
     ('max_dof:=0', 'max_dof out of range'),
+    ('max_dof:=6', 'has 7 joints, more than max_dof = 6'),
     ('joints:=[joint1,joint1]', "names ['joint1'] more than once")])
 def test_a_bad_parameter_stops_the_node_with_one_line(capsys, setting, words):
     args = ['dynamics_node', '--ros-args', '-p', f'urdf_path:={bundled_urdf()}',
