@@ -327,22 +327,24 @@ class Simulation:
         the other joints can still drive a joint faster.  Pushing against a stop, the
         joint does not move and the drive gives its full effort.  Decided once per step,
         like a drive's control cycle; a step with a cut costs one inverse inertia
-        matrix and one forward dynamics per pass.
+        matrix.
         """
         n, h = self.n, self.h
         tau = command
         xdot = self.derivative(x, tau)
-        inertia = None
+        M_inv = None
         for _ in range(DRIVE_PASSES):
             direction = np.sign(tau)
             excess = direction * (x[n:] + h * xdot[n:]) - self.velocity_limit
             if not np.any(excess > 0.0):
                 break
-            if inertia is None:
-                inertia = 1.0 / np.diagonal(self.robot.inverse_inertia_matrix(x[:n]))
-            cut = np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
-            tau = tau - direction * cut
-            xdot = self.derivative(x, tau)
+            if M_inv is None:
+                M_inv = self.robot.inverse_inertia_matrix(x[:n])
+                inertia = 1.0 / np.diagonal(M_inv)
+            cut = direction * np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
+            tau = tau - cut
+            # qdd = M^-1 (tau - bias - passive) is linear in tau: no new dynamics call
+            xdot = np.concatenate((xdot[:n], xdot[n:] - M_inv @ cut))
         return tau, xdot
 
     # --- physics ---------------------------------------------------------------------
