@@ -11,7 +11,9 @@ classes of this module, which can be tested and benchmarked in-process:
   steps) and semi-implicit (symplectic) Euler (``semi_implicit_euler``).
 * Passive joint physics from the URDF: viscous damping ``-damping * qd``, a smooth
   Coulomb friction ``-friction * tanh(qd / v_eps)``, and the position limits as a
-  one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``.
+  one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``,
+  and the joint's drive cannot push it faster than ``<limit velocity>``
+  (:meth:`Simulation.drive`).
 * :class:`SimulationRunner` steps the simulation in chunks of one publish period,
   paces it to a real-time factor, measures the achieved one
   (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish; between
@@ -49,8 +51,48 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
 
+#: At most this many passes of the velocity-limit cut per step (:meth:`Simulation.drive`):
+#: a cut on one joint changes the others' accelerations through the coupling.
+DRIVE_PASSES = 3
+
 #: Adams-Bashforth 4 weights of f_n, f_n-1, f_n-2, f_n-3 (times h / 24).
 AB4_WEIGHTS = (55.0, -59.0, 37.0, -9.0)
+
+
+class HeldCommand:
+    """
+    The latest effort command, held until it is older than ``timeout``.
+
+    The one timeout of the effort commands: on simulated time in :class:`Simulation`,
+    on ROS time in the dynamics node.  Older than ``timeout`` [s] the command counts as
+    zero effort; ``timeout`` <= 0: it never expires.
+    """
+
+    def __init__(self, n: int, timeout: float):
+        """Hold no command yet (zero effort) for ``n`` joints."""
+        self.timeout = timeout
+        self.zero = np.zeros(n)
+        self.clear()
+
+    def clear(self):
+        """Forget the command: zero effort from now on."""
+        self.value = self.zero
+        self.time = -math.inf
+
+    def hold(self, tau: np.ndarray, now: float):
+        """Hold ``tau``, received at ``now``."""
+        self.value = tau
+        self.time = now
+
+    def current(self, now: float) -> np.ndarray:
+        """Return the held command, or zero effort if there is none or it timed out."""
+        if self.timeout > 0.0 and now - self.time > self.timeout:
+            return self.zero
+        return self.value
+
+
+class CommandOutOfRange(ValueError):
+    """An effort command beyond any physical meaning for the joint (see set_command)."""
 
 
 @dataclass
@@ -158,6 +200,7 @@ class Simulation:
             bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
             raise ValueError(f'initial_positions outside the joint limits for {bad}')
         self.effort_limit = chain.effort          # inf where the URDF gives none
+        self.velocity_limit = chain.velocity      # inf where the URDF gives none
         self.damping = np.asarray(chain.damping, dtype=float).copy()
         self.friction = np.asarray(chain.friction, dtype=float).copy()
 
@@ -174,9 +217,12 @@ class Simulation:
         self.stop_damping = 2.0 * zeta * self.inertia * omega
         self.friction_velocity = np.maximum(params.friction_velocity,
                                             self.friction / (self.inertia * 0.5 * spare))
+        # an effort that takes the joint from rest past divergence_velocity in one step
+        self.effort_bound = self.inertia * params.divergence_velocity / self.h
 
         self._x = np.empty(2 * n)
         self._zero = np.zeros(n)
+        self._held = HeldCommand(n, params.command_timeout)
         self.failure: Optional[str] = None
         self._restart('hold' if start_mode == 'hold' else 'running',
                       paused=start_mode == 'paused')
@@ -229,8 +275,7 @@ class Simulation:
         self.mode = mode
         self.paused = paused
         self.failure = None
-        self._command = self._zero.copy()
-        self._command_time = -math.inf
+        self._held.clear()
         self._history = []
         self.applied_effort = self._zero
 
@@ -243,23 +288,64 @@ class Simulation:
         Set the commanded joint efforts (chain order), clamped to the effort limits.
 
         The first command ends hold mode.  Raises ValueError on a wrong length or a
-        non-finite value.
+        non-finite value, and :class:`CommandOutOfRange` if a clamped effort exceeds
+        :attr:`effort_bound`: the effort that would take the joint, at its smallest
+        effective inertia, from rest past ``divergence_velocity`` within one step.
+        In practice only a joint without an effort limit gets there.
         """
         tau = np.asarray(tau, dtype=float)
         if tau.shape != (self.n,) or not np.all(np.isfinite(tau)):
             raise ValueError(f'effort command must be {self.n} finite numbers, got {tau!r}')
-        self._command = np.clip(tau, -self.effort_limit, self.effort_limit)
-        self._command_time = self.t
+        tau = np.clip(tau, -self.effort_limit, self.effort_limit)
+        beyond = np.flatnonzero(np.abs(tau) > self.effort_bound)
+        if beyond.size:
+            k = beyond[0]
+            raise CommandOutOfRange(
+                f'effort {tau[k]:.6g} for joint {self.robot.joint_names[k]!r} exceeds '
+                f'{self.effort_bound[k]:.3g}, which would take it from rest past '
+                f'{self.params.divergence_velocity:g} in one step')
+        self._held.hold(tau, self.t)
         if self.mode == 'hold':
             self.mode = 'running'
             self._history.clear()
 
     def command(self) -> np.ndarray:
-        """Return the effort applied now: the clamped command, or zero if it is stale."""
-        timeout = self.params.command_timeout
-        if timeout > 0.0 and self.t - self._command_time > timeout:
-            return self._zero
-        return self._command
+        """Return the effort commanded now: the clamped command, or zero if it is stale."""
+        return self._held.current(self.t)
+
+    def drive(self, x: np.ndarray, command: np.ndarray):
+        """
+        Return (tau, xdot): the drives' effort for ``command`` at x and xdot under it.
+
+        A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
+        the step would take a joint beyond v_max in the direction of its effort
+        (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
+        I = 1 / (M^-1)_ii the joint's effective inertia at q, down to zero at most: the
+        joint then reaches v_max in the step.  A cut changes the other joints'
+        accelerations through the coupling, so the check is repeated, up to
+        :data:`DRIVE_PASSES` times.  The drive does not brake beyond that: gravity or
+        the other joints can still drive a joint faster.  Pushing against a stop, the
+        joint does not move and the drive gives its full effort.  Decided once per step,
+        like a drive's control cycle; a step with a cut costs one inverse inertia
+        matrix.
+        """
+        n, h = self.n, self.h
+        tau = command
+        xdot = self.derivative(x, tau)
+        M_inv = None
+        for _ in range(DRIVE_PASSES):
+            direction = np.sign(tau)
+            excess = direction * (x[n:] + h * xdot[n:]) - self.velocity_limit
+            if not np.any(excess > 0.0):
+                break
+            if M_inv is None:
+                M_inv = self.robot.inverse_inertia_matrix(x[:n])
+                inertia = 1.0 / np.diagonal(M_inv)
+            cut = direction * np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
+            tau = tau - cut
+            # qdd = M^-1 (tau - bias - passive) is linear in tau: no new dynamics call
+            xdot = np.concatenate((xdot[:n], xdot[n:] - M_inv @ cut))
+        return tau, xdot
 
     # --- physics ---------------------------------------------------------------------
     def passive_torques(self, q, qd) -> np.ndarray:
@@ -285,18 +371,15 @@ class Simulation:
                                           method=self.params.fd_method)
         return np.concatenate((qd, qdd))
 
-    def _rk4(self, x, tau, k1=None):
+    def _rk4(self, x, tau, k1):
         h = self.h
         f = self.derivative
-        if k1 is None:
-            k1 = f(x, tau)
         k2 = f(x + (0.5 * h) * k1, tau)
         k3 = f(x + (0.5 * h) * k2, tau)
         k4 = f(x + h * k3, tau)
         return x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
 
-    def _ab4(self, x, tau):
-        fx = self.derivative(x, tau)
+    def _ab4(self, x, tau, fx):
         history = self._history
         history.insert(0, fx)
         if len(history) < 4:  # start-up: RK4 steps, reusing f(x_n) as k1
@@ -306,9 +389,8 @@ class Simulation:
         return x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
                                       + w[2] * history[2] + w[3] * history[3])
 
-    def _semi_implicit_euler(self, x, tau):
+    def _semi_implicit_euler(self, x, tau, xdot):
         n = self.n
-        xdot = self.derivative(x, tau)
         qd = x[n:] + self.h * xdot[n:]
         return np.concatenate((x[:n] + self.h * qd, qd))
 
@@ -324,22 +406,24 @@ class Simulation:
             self.steps += 1
             self.applied_effort = self._zero
             return False
-        tau = self.command()
+        command = self.command()
         integrator = self.params.integrator
         try:
+            tau, xdot = self.drive(self._x, command)
             if integrator == 'rk4':
-                x = self._rk4(self._x, tau)
+                x = self._rk4(self._x, tau, xdot)
             elif integrator == 'ab4':
-                x = self._ab4(self._x, tau)
+                x = self._ab4(self._x, tau, xdot)
             else:
-                x = self._semi_implicit_euler(self._x, tau)
+                x = self._semi_implicit_euler(self._x, tau, xdot)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
             self._fail(f'the dynamics failed on a non-finite or invalid state at '
                        f't = {self.t:.6f} s (integrator {integrator}): {exc}')
             return False
         speed = np.abs(x[self.n:]).max()
-        if not speed <= self.params.divergence_velocity:  # also catches NaN
-            what = ('became non-finite' if not np.all(np.isfinite(x)) else
+        finite = math.isfinite(np.vdot(x, x)) or np.isfinite(x).all()
+        if not (speed <= self.params.divergence_velocity and finite):
+            what = ('became non-finite' if not finite else
                     f'diverged (joint speed {speed:.3g} > {self.params.divergence_velocity:g})')
             self._fail(f'the state {what} at t = {self.t + self.h:.6f} s '
                        f'(integrator {integrator}, step {self.h:g} s)')

@@ -216,10 +216,15 @@ def _bad_state(robot, what):
         names = [f'other_{k}' for k in range(7)]
     elif what == 'missing joint':
         names, q, qd = names[:-1], q[:-1], qd[:-1]
+    elif what == 'duplicate joint':
+        names, q, qd = names + ['joint3'], q + [0.0], qd + [0.0]
+    elif what == 'velocity 1e155':
+        qd[3] = 1e155
     return names, q, qd
 
 
-BAD_STATES = ['wrong length', 'NaN', 'Inf velocity', 'unknown joints only', 'missing joint']
+BAD_STATES = ['wrong length', 'NaN', 'Inf velocity', 'unknown joints only', 'missing joint',
+              'duplicate joint', 'velocity 1e155']
 
 
 def test_bad_joint_states_are_rejected(client, node, robot):
@@ -235,8 +240,9 @@ def test_bad_joint_states_are_rejected(client, node, robot):
                 if any(m.header.stamp == st for m in client.acc)]
     assert answered == []
     assert node.alive(), node.describe()
-    assert client.spin_until(lambda: 'rejected: 5 (length: 1, missing joint: 2, '
-                             'non-finite: 2)' in node.output(), 5.0), node.describe()
+    assert client.spin_until(lambda: 'rejected: 7 (duplicate joint: 1, length: 1, missing '
+                             'joint: 2, non-finite: 2, out of range: 1)' in node.output(),
+                             5.0), node.describe()
 
 
 def test_bad_commands_are_rejected(client, node, robot):
@@ -253,7 +259,48 @@ def test_bad_commands_are_rejected(client, node, robot):
     assert np.allclose(msg.acceleration, robot.forward_dynamics(Q, QD, tau))
 
 
-@pytest.mark.parametrize('what', ['missing joint', 'NaN', 'wrong length', 'no names'])
+def test_an_effort_command_that_overflows_the_dynamics_publishes_nothing(client, node, robot):
+    # finite, so accepted; but FD with it is not: every state is rejected until the
+    # next command
+    client.send_command([1e308] * 7)
+    client.spin_for(0.3)
+    st = client.send_state(*chain_state(robot))
+    assert client.spin_until(lambda: 'non-finite result' in node.output(), 5.0), \
+        node.describe()
+    assert client.accelerations_for(st, timeout=1.0) is None
+    assert all(math.isfinite(a) for m in client.acc for a in m.acceleration)
+    tau = np.array([1.0, -1.0, 0.5, 2.0, 0.1, 0.0, -0.1])
+    client.send_command(tau)
+    await_acceleration(client, node, robot.forward_dynamics(Q, QD, tau), *chain_state(robot))
+
+
+@pytest.mark.parametrize('what, reason', [
+    ('effort 1e308', 'non-finite result'), ('acceleration 1e308', 'non-finite result'),
+    ('velocity 1e200', 'out of range'), ('duplicate joint', 'duplicate joint')])
+def test_requests_that_would_answer_nan_fail_with_the_reason(
+        client, node, robot, what, reason):
+    names, q, qd = _bad_state(robot, what)
+    if what == 'velocity 1e200':
+        qd = [1e200] * 7
+    if what == 'acceleration 1e308':
+        request = InverseDynamics.Request(acceleration=[1e308] * 7)
+        request.state = JointState(name=names, position=q)
+        response = client.call(client.id, request)
+        values = response.effort
+    else:
+        request = ForwardDynamics.Request()
+        request.state = JointState(name=names, position=q, velocity=qd)
+        if what == 'effort 1e308':
+            request.state.effort = [1e308] * 7
+        response = client.call(client.fd, request)
+        values = response.accelerations.acceleration
+    assert not response.success and response.message.startswith(reason), response.message
+    assert len(values) == 0
+    assert node.alive(), node.describe()
+
+
+@pytest.mark.parametrize('what', ['missing joint', 'NaN', 'wrong length', 'no names',
+                                  'duplicate joint'])
 def test_bad_service_requests_fail_with_a_reason(client, node, robot, what):
     names, q, qd = _bad_state(robot, what)
     if what == 'no names':

@@ -15,6 +15,7 @@ from ros_helpers import ros_args
 from ros_helpers import RosClient
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
+from urdf_factory import random_chain_urdf
 
 pytestmark = pytest.mark.ros
 
@@ -37,8 +38,9 @@ def client():
 @pytest.fixture(scope='module')
 def nodes(client):
     # no robot_description / urdf_path parameter; publish_rate low to keep it light
-    dyn = NodeProcess('dynamics_node', ros_args(diagnostics_period=0.0))
-    sim = NodeProcess('sim_node', ros_args(publish_rate=50.0, status_period=0.0))
+    # max_dof 7: the arm (7 joints) is accepted, a longer chain is not
+    dyn = NodeProcess('dynamics_node', ros_args(diagnostics_period=0.0, max_dof=7))
+    sim = NodeProcess('sim_node', ros_args(publish_rate=50.0, status_period=0.0, max_dof=7))
     yield dyn, sim
     dyn.stop()
     sim.stop()
@@ -83,3 +85,18 @@ def test_model_from_topic_and_rebuilt_on_a_new_description(client, nodes):
     assert forward_dynamics(client, planar, q3).success
     assert all(p.alive() for p in nodes)
     assert 'ignoring the robot description' in nodes[0].output()
+
+    # so is one with more joints than max_dof, in both nodes
+    client.description.publish(String(data=random_chain_urdf(np.random.default_rng(1), 8)))
+    for node in nodes:
+        assert client.spin_until(lambda: 'more than max_dof = 7' in node.output(), 10.0), \
+            node.describe()
+    first = len(client.states)
+    client.spin_for(0.5)
+    assert len(client.states) > first + 5, nodes[1].describe()
+    assert all(list(m.name) == planar.joint_names for m in client.states[first:])
+    response = forward_dynamics(client, planar, q3)
+    expected = planar.forward_dynamics(q3, np.zeros(3), np.zeros(3))
+    assert response.success
+    assert np.allclose(response.accelerations.acceleration, expected)
+    assert all(p.alive() for p in nodes), '\n'.join(p.describe() for p in nodes)

@@ -7,6 +7,7 @@ import time
 
 from denoc_dynamics import load_urdf, Robot
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.simulation import CommandOutOfRange
 from denoc_dynamics.simulation import PhysicsParameters
 from denoc_dynamics.simulation import RealTimeFactorMeter
 from denoc_dynamics.simulation import Simulation
@@ -124,6 +125,74 @@ def test_effort_clamp(arm):
     for bad in ([1.0] * 6, [np.nan] + [0.0] * 6, [np.inf] * 7):
         with pytest.raises(ValueError):
             sim.set_command(bad)
+
+
+def test_drives_keep_joints_within_their_velocity_limits(arm_no_gravity):
+    # Full effort on joints 1 and 7 (87 and 12 N m), the others idle: unlimited, the
+    # light wrist would pass its 2.61 rad/s within a step (12 N m on about 5e-4 kg m^2).
+    robot = arm_no_gravity
+    sim = Simulation(robot, PhysicsParameters(command_timeout=0.0),
+                     initial_positions=[-2.5, 0.0, 0.0, -1.0, 0.0, 1.0, -2.5],
+                     start_mode='running')
+    v_max = robot.chain.velocity
+    command = np.array([87.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0])
+    sim.set_command(command)
+    peak = np.zeros(7)
+    for _ in range(400):  # 0.4 s: joint 7 covers about 1 rad of its 5.5, joint 1 less
+        sim.step()
+        peak = np.maximum(peak, np.abs(sim.qd))
+        assert np.all(sim.applied_effort * command >= 0.0), 'the drive never brakes'
+        assert np.all(np.abs(sim.applied_effort) <= np.abs(command))
+    assert sim.failure is None
+    # within 0.1 %: the cut is decided on the step's Euler prediction, RK4 ends O(h^2) off
+    assert peak[0] <= v_max[0] * 1.001 and peak[6] <= v_max[6] * 1.001, peak
+    # at the limit, each joint cruises at it (the drive makes up for damping and friction)
+    assert sim.qd[0] == pytest.approx(v_max[0], rel=1e-3)
+    assert sim.qd[6] == pytest.approx(v_max[6], rel=1e-3)
+    assert 0.0 < sim.applied_effort[6] < 0.5 * command[6]
+
+    # an effort against the motion passes in full (as long as it does not reverse the
+    # joint past the limit within the step)
+    brake = np.array([-20.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.5])
+    sim.set_command(brake)
+    sim.step()
+    assert np.array_equal(sim.applied_effort, brake)
+
+
+def test_a_drive_pushing_against_a_stop_gives_its_full_effort(arm):
+    # joint 7 pressed into its upper stop: it does not move, so nothing is cut
+    sim = Simulation(arm, PhysicsParameters(command_timeout=0.0), initial_positions=ARM_POSE,
+                     start_mode='running')
+    command = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0])
+    sim.set_command(command + arm.gravity_torques(ARM_POSE) * [1, 1, 1, 1, 1, 1, 0])
+    sim.advance(3000)
+    assert sim.failure is None
+    assert sim.q[6] > arm.chain.upper[6] and abs(sim.qd[6]) < 1e-3
+    assert sim.applied_effort[6] == 12.0
+
+
+def _unlimited(robot):
+    """Return ``robot`` without effort and velocity limits."""
+    chain = copy.deepcopy(robot.chain)
+    chain.effort[:] = np.inf
+    chain.velocity[:] = np.inf
+    return Robot(chain, gravity=robot.gravity)
+
+
+def test_an_absurd_effort_command_is_refused(arm):
+    sim = Simulation(_unlimited(arm), initial_positions=ARM_POSE, start_mode='running')
+    sim.advance(10)
+    for tau in (1e308, 1e12):
+        with pytest.raises(CommandOutOfRange, match='joint1'):
+            sim.set_command(np.full(7, tau))
+    # the previous (zero) command still holds and the simulation runs on, finite
+    assert np.array_equal(sim.command(), np.zeros(7))
+    assert sim.advance(100) == 100 and sim.failure is None
+    assert np.all(np.isfinite(sim.qd))
+    # below the bound, the command is taken as it is, unclamped
+    tau = 0.5 * sim.effort_bound
+    sim.set_command(tau)
+    assert np.array_equal(sim.command(), tau)
 
 
 def test_hold_pause_reset_and_command_timeout(arm):

@@ -18,7 +18,7 @@ module                 algorithm
 =====================  =============================================================
 """
 
-from .robot import load_urdf, Robot
+from .robot import load_urdf, NonFiniteResult, Robot
 from .urdf import build_chain, Chain
 
-__all__ = ['load_urdf', 'Robot', 'build_chain', 'Chain']
+__all__ = ['load_urdf', 'NonFiniteResult', 'Robot', 'build_chain', 'Chain']

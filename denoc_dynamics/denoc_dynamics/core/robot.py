@@ -3,7 +3,9 @@ The public face of the core: a serial robot loaded from a URDF.
 
 Every method takes one state (q of shape (n,)) or a batch (q of shape (..., n)) and
 returns the matching shapes; both go through the same code.  Non-finite input, or
-input whose last axis is not n, raises ValueError.
+input whose last axis is not n, raises ValueError; finite input whose result is not
+finite (it overflowed: joint speeds of 1e155 rad/s, efforts of 1e308 N m) raises
+:class:`NonFiniteResult`, a ValueError, so that no NaN or Inf ever comes out.
 """
 
 from functools import partial
@@ -38,6 +40,10 @@ CHUNK_STATES = 128
 ARTICULATED_EPS = 1e-10
 
 FD_METHODS = ('auto', 'denoc', 'cholesky')
+
+
+class NonFiniteResult(ValueError):
+    """Finite input whose result overflowed to NaN or Inf (the input is too large)."""
 
 
 class Robot:
@@ -198,12 +204,12 @@ class Robot:
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """Return T = qd^T I qd / 2."""
         q, qd = self._states(q=q, qd=qd)
-        return 0.5 * np.einsum('...i,...ij,...j->...', qd, self.inertia_matrix(q), qd)
+        return _finite(0.5 * np.einsum('...i,...ij,...j->...', qd, self.inertia_matrix(q), qd))
 
     def potential_energy(self, q) -> np.ndarray:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
         kin = self.kinematics(q)
-        return -np.einsum('i,...ij,j->...', kin.m, kin.C, self.gravity)
+        return _finite(-np.einsum('i,...ij,j->...', kin.m, kin.C, self.gravity))
 
     def _blockwise(self, algorithm, q, *arrays):
         """
@@ -217,7 +223,7 @@ class Robot:
         batch = q.shape[:-1]
         count = math.prod(batch)
         if count <= CHUNK_STATES:
-            return algorithm(Kinematics(self.chain, self._basis, q), *arrays)
+            return _finite(algorithm(Kinematics(self.chain, self._basis, q), *arrays))
         flat = [None if a is None else a.reshape((count,) + a.shape[len(batch):])
                 for a in (q,) + arrays]
         parts = []
@@ -225,9 +231,9 @@ class Robot:
             block = [None if a is None else a[start:start + CHUNK_STATES] for a in flat]
             parts.append(algorithm(Kinematics(self.chain, self._basis, block[0]), *block[1:]))
         if isinstance(parts[0], tuple):
-            return tuple(_joined([part[k] for part in parts], batch)
-                         for k in range(len(parts[0])))
-        return _joined(parts, batch)
+            return _finite(tuple(_joined([part[k] for part in parts], batch)
+                                 for k in range(len(parts[0]))))
+        return _finite(_joined(parts, batch))
 
     def _check_articulated_inertias(self):
         kin = Kinematics(self.chain, self._basis, np.zeros(self.n))
@@ -242,6 +248,18 @@ class Robot:
                     f'or inertia to link {self.chain.link_names[k]!r} or the links beyond it')
 
 
+def _finite(result):
+    """Return ``result`` (an array or a tuple of arrays); NonFiniteResult if not finite."""
+    for x in result if isinstance(result, tuple) else (result,):
+        # one reduction catches NaN and Inf; it overflows for finite values above 1e154
+        if not math.isfinite(np.vdot(x, x)) and not np.isfinite(x).all():
+            raise NonFiniteResult(
+                'the result is not finite (NaN or Inf): the input overflowed the '
+                'floating-point range; joint positions, velocities, accelerations or '
+                'efforts this large are not physical')
+    return result
+
+
 def _joined(blocks, batch):
     """Return the blocks' results joined along the states, with the batch shape in front."""
     out = np.concatenate(blocks, axis=0)
@@ -250,15 +268,20 @@ def _joined(blocks, batch):
 
 def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
               gravity=(0.0, 0.0, -9.81), side_branches: str = 'lock',
-              locked_positions: Optional[Dict[str, float]] = None) -> Robot:
+              locked_positions: Optional[Dict[str, float]] = None,
+              max_dof: Optional[int] = None) -> Robot:
     """
     Load a URDF file or XML string as a :class:`Robot`.
 
     ``base_link`` defaults to the URDF root and ``tip_link`` to the single leaf below
     it.  ``side_branches``: ``"lock"`` keeps links off the base-tip path rigidly at
     ``locked_positions`` (default 0), ``"drop"`` discards them.  ``gravity`` is in the
-    base-link frame.
+    base-link frame.  A chain of more than ``max_dof`` joints raises ValueError
+    before the model is built.
     """
     chain = build_chain(path_or_xml, base_link=base_link, tip_link=tip_link,
                         side_branches=side_branches, locked_positions=locked_positions)
+    if max_dof is not None and chain.n > max_dof:
+        raise ValueError(f'the chain {chain.base_link!r} -> {chain.tip_link!r} has {chain.n} '
+                         f'joints, more than max_dof = {max_dof}')
     return Robot(chain, gravity=gravity)

@@ -4,8 +4,10 @@ dynamics_node: the DeNOC dynamics of a robot as ROS 2 topics and services.
 Subscribes
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): mapped by joint name;
   names that are not chain joints are ignored.  A message with a chain joint
-  missing, a NaN/Inf, or position/velocity arrays whose lengths differ from the
-  names is rejected (counted, throttled warning).
+  missing or named twice, a NaN/Inf, a joint speed above ``max_velocity``, or
+  position/velocity arrays whose lengths differ from the names is rejected (counted,
+  throttled warning); so is a state whose dynamics overflow to NaN/Inf with the
+  latest effort command: nothing non-finite is ever published.
   ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
   ``joints`` parameter (default: chain order); a command older than
   ``command_timeout`` counts as zero torque.
@@ -25,13 +27,15 @@ Publishes
 Services
   ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
-  cannot be served gets ``success = false`` and the reason in ``message``.
+  cannot be served (the same checks as the topic's, or a result that is not finite)
+  gets ``success = false`` and ``reason: detail`` in ``message``.
 
 The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
-:attr:`DynamicsNode.command_rejections`) and are logged every
-``diagnostics_period`` seconds when they changed.
+:attr:`DynamicsNode.command_rejections`, :attr:`DynamicsNode.request_rejections`)
+and are logged every ``diagnostics_period`` seconds when they changed.
 """
 
+from functools import partial
 import sys
 
 from denoc_dynamics_interfaces.msg import InertiaMatrix
@@ -54,12 +58,22 @@ from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
+from .. import NonFiniteResult
+from ..simulation import PhysicsParameters
 
 FD_METHODS = ('auto', 'denoc', 'cholesky')
 
 
 def _flat(matrix) -> list:
     return np.asarray(matrix, dtype=float).ravel().tolist()
+
+
+def _rejected(exc) -> Rejected:
+    """Return the Rejected (counter reason and detail) for an exception of a callback."""
+    if isinstance(exc, Rejected):
+        return exc
+    reason = 'non-finite result' if isinstance(exc, NonFiniteResult) else 'dynamics failed'
+    return Rejected(reason, str(exc) or type(exc).__name__)
 
 
 class DynamicsNode(Node):
@@ -88,6 +102,12 @@ class DynamicsNode(Node):
             read_only=True, additional_constraints=str(FD_METHODS))
         if self.fd_method not in FD_METHODS:
             raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
+        self.max_velocity = declare(
+            self, 'max_velocity', Parameter.Type.DOUBLE,
+            PhysicsParameters.divergence_velocity,
+            'joint states (topic and services) with a joint speed above this [rad/s, m/s] '
+            'are rejected; the default is the speed at which sim_node declares divergence',
+            read_only=True, min_value=0.0)
         diagnostics_period = declare(
             self, 'diagnostics_period', Parameter.Type.DOUBLE, 10.0,
             'log the message counters every this many seconds when they changed; 0: never',
@@ -100,6 +120,7 @@ class DynamicsNode(Node):
         self.accepted = 0
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.command_rejections = Rejections(self.get_logger(), 'effort command')
+        self.request_rejections = Rejections(self.get_logger(), 'service request')
         self._logged_counts = None
 
         self.acc_pub = self.create_publisher(JointAccelerations, '~/joint_accelerations', 10)
@@ -115,9 +136,11 @@ class DynamicsNode(Node):
             JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
-        self.create_service(GetInertiaMatrix, '~/get_inertia_matrix', self._get_inertia_matrix)
-        self.create_service(ForwardDynamics, '~/forward_dynamics', self._forward_dynamics)
-        self.create_service(InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics)
+        for srv_type, name, compute in (
+                (GetInertiaMatrix, '~/get_inertia_matrix', self._get_inertia_matrix),
+                (ForwardDynamics, '~/forward_dynamics', self._forward_dynamics),
+                (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics)):
+            self.create_service(srv_type, name, partial(self._serve, compute))
         if diagnostics_period > 0.0:
             self.create_timer(diagnostics_period, self._log_counters)
 
@@ -130,7 +153,7 @@ class DynamicsNode(Node):
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
         self.robot = robot
-        self.states = JointStateReader(robot.joint_names)
+        self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
@@ -160,10 +183,19 @@ class DynamicsNode(Node):
             return
         robot = self.robot
         tau = self.commands.current(self._now())
-        try:
+        inertia_due = (self.inertia_every_n > 0
+                       and (self.accepted + 1) % self.inertia_every_n == 0)
+        try:  # every output first: a non-finite one rejects the state, nothing is sent
             qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
+            inertia = robot.inertia_matrix(q) if inertia_due else None
+            gravity = robot.gravity_torques(q) if self.gravity_pub is not None else None
+            bias = robot.bias_forces(q, qd) if self.bias_pub is not None else None
         except (ValueError, np.linalg.LinAlgError) as exc:
-            self.state_rejections.add(Rejected('dynamics failed', str(exc)))
+            rejected = _rejected(exc)
+            if isinstance(exc, NonFiniteResult):
+                rejected.detail += (f' (largest |velocity| {np.abs(qd).max():.3g}, largest '
+                                    f'|effort command| {np.abs(tau).max():.3g})')
+            self.state_rejections.add(rejected)
             return
         stamp = msg.header.stamp
         self.accepted += 1
@@ -172,15 +204,14 @@ class DynamicsNode(Node):
         acc.header.stamp = stamp
         acc.acceleration = qdd.tolist()
         self.acc_pub.publish(acc)
-        if self.inertia_every_n > 0 and self.accepted % self.inertia_every_n == 0:
-            inertia = self.inertia_msg
-            inertia.header.stamp = stamp
-            inertia.data = _flat(robot.inertia_matrix(q))
-            self.inertia_pub.publish(inertia)
-        if self.gravity_pub is not None:
-            self.gravity_pub.publish(self._efforts(stamp, robot.gravity_torques(q)))
-        if self.bias_pub is not None:
-            self.bias_pub.publish(self._efforts(stamp, robot.bias_forces(q, qd)))
+        if inertia is not None:
+            self.inertia_msg.header.stamp = stamp
+            self.inertia_msg.data = _flat(inertia)
+            self.inertia_pub.publish(self.inertia_msg)
+        if gravity is not None:
+            self.gravity_pub.publish(self._efforts(stamp, gravity))
+        if bias is not None:
+            self.bias_pub.publish(self._efforts(stamp, bias))
 
     def _efforts(self, stamp, values):
         msg = JointState(name=self.robot.joint_names, effort=values.tolist())
@@ -188,14 +219,35 @@ class DynamicsNode(Node):
         return msg
 
     def _log_counters(self):
-        counts = (self.accepted, self.state_rejections.total, self.command_rejections.total)
+        counts = (self.accepted, self.state_rejections.total, self.command_rejections.total,
+                  self.request_rejections.total)
         if counts != self._logged_counts:
             self._logged_counts = counts
             self.get_logger().info(
                 f'joint states accepted: {self.accepted}, rejected: {self.state_rejections}; '
-                f'effort commands rejected: {self.command_rejections}')
+                f'effort commands rejected: {self.command_rejections}; '
+                f'service requests failed: {self.request_rejections}')
 
     # --- services --------------------------------------------------------------------
+    def _serve(self, compute, request, response):
+        """
+        Answer a service request: ``compute(request, response)`` fills in the response.
+
+        ``compute`` returns the message of a success.  Unusable input, a result that is
+        not finite or a failed factorization answers a fresh response with
+        ``success = false`` and ``reason: detail``, counted in :attr:`request_rejections`.
+        """
+        try:
+            message = compute(request, response)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            rejected = _rejected(exc)
+            self.request_rejections.add(rejected)
+            return type(response)(success=False,
+                                  message=f'{rejected.reason}: {rejected.detail}')
+        response.success = True
+        response.message = message
+        return response
+
     def _request_state(self, state, need_velocity, need_effort):
         """Return (robot, reader, q, qd, tau) for a service request; Rejected if unusable."""
         robot = self.robot
@@ -204,81 +256,60 @@ class DynamicsNode(Node):
         return (robot, self.states) + self.states.read_request(state, need_velocity,
                                                                need_effort)
 
-    @staticmethod
-    def _fail(response, exc):
-        response.success = False
-        response.message = str(exc) or type(exc).__name__
-        return response
-
     def _get_inertia_matrix(self, request, response):
-        try:
-            state = request.state
-            if len(state.name) == 0 and len(state.position) == 0:
-                if self.latest_state is None:
-                    raise Rejected('no state', 'empty request state and no joint state '
-                                               'received yet')
-                robot = self.robot
-                stamp, q, _ = self.latest_state
-                source = 'the latest joint state'
-            else:
-                robot, _, q, _, _ = self._request_state(state, False, False)
-                stamp = state.header.stamp
-                source = 'the requested state'
-            response.inertia.header.stamp = stamp
-            response.inertia.joint_names = robot.joint_names
-            response.inertia.data = _flat(robot.inertia_matrix(q))
-            if request.include_decomposition:
-                u, d = robot.udu(q)
-                response.u = _flat(u)
-                response.d = _flat(d)
-            if request.include_inverse:
-                response.inverse = _flat(robot.inverse_inertia_matrix(q))
-            response.success = True
-            response.message = f'inertia matrix at {source}'
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            return self._fail(response, exc)
-        return response
+        state = request.state
+        if len(state.name) == 0 and len(state.position) == 0:
+            if self.latest_state is None:
+                raise Rejected('no state', 'empty request state and no joint state '
+                                           'received yet')
+            robot = self.robot
+            stamp, q, _ = self.latest_state
+            source = 'the latest joint state'
+        else:
+            robot, _, q, _, _ = self._request_state(state, False, False)
+            stamp = state.header.stamp
+            source = 'the requested state'
+        response.inertia.header.stamp = stamp
+        response.inertia.joint_names = robot.joint_names
+        response.inertia.data = _flat(robot.inertia_matrix(q))
+        if request.include_decomposition:
+            u, d = robot.udu(q)
+            response.u = _flat(u)
+            response.d = _flat(d)
+        if request.include_inverse:
+            response.inverse = _flat(robot.inverse_inertia_matrix(q))
+        return f'inertia matrix at {source}'
 
     def _forward_dynamics(self, request, response):
-        try:
-            state = request.state
-            robot, reader, q, qd, tau = self._request_state(state, True, True)
-            qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
-            index = {name: i for i, name in enumerate(robot.joint_names)}
-            names = [name for name in state.name if name in index]
-            response.accelerations.header.stamp = state.header.stamp
-            response.accelerations.joint_names = names
-            response.accelerations.acceleration = [float(qdd[index[name]]) for name in names]
-            response.success = True
-            response.message = self._unknown_note(reader, state.name, 'left out')
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            return self._fail(response, exc)
-        return response
+        state = request.state
+        robot, reader, q, qd, tau = self._request_state(state, True, True)
+        qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
+        index = {name: i for i, name in enumerate(robot.joint_names)}
+        names = [name for name in state.name if name in index]
+        response.accelerations.header.stamp = state.header.stamp
+        response.accelerations.joint_names = names
+        response.accelerations.acceleration = [float(qdd[index[name]]) for name in names]
+        return self._unknown_note(reader, state.name, 'left out')
 
     def _inverse_dynamics(self, request, response):
-        try:
-            state = request.state
-            robot, reader, q, qd, _ = self._request_state(state, True, False)
-            names = list(state.name)
-            acceleration = request.acceleration
-            qdd = np.zeros(robot.n)
-            if len(acceleration) != 0:
-                if len(acceleration) != len(names):
-                    raise Rejected('length', f'{len(acceleration)} accelerations for '
-                                             f'{len(names)} names')
-                values = np.asarray(acceleration, dtype=float)
-                if not np.all(np.isfinite(values)):
-                    raise Rejected('non-finite', 'acceleration contains NaN or Inf')
-                qdd = values[reader.selection(names)]
-            tau = robot.inverse_dynamics(q, qd, qdd)
-            index = {name: i for i, name in enumerate(robot.joint_names)}
-            response.effort = [float(tau[index[name]]) if name in index else 0.0
-                               for name in names]
-            response.success = True
-            response.message = self._unknown_note(reader, names, 'given zero effort')
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            return self._fail(response, exc)
-        return response
+        state = request.state
+        robot, reader, q, qd, _ = self._request_state(state, True, False)
+        names = list(state.name)
+        acceleration = request.acceleration
+        qdd = np.zeros(robot.n)
+        if len(acceleration) != 0:
+            if len(acceleration) != len(names):
+                raise Rejected('length', f'{len(acceleration)} accelerations for '
+                                         f'{len(names)} names')
+            values = np.asarray(acceleration, dtype=float)
+            if not np.all(np.isfinite(values)):
+                raise Rejected('non-finite', 'acceleration contains NaN or Inf')
+            qdd = values[reader.selection(names)]
+        tau = robot.inverse_dynamics(q, qd, qdd)
+        index = {name: i for i, name in enumerate(robot.joint_names)}
+        response.effort = [float(tau[index[name]]) if name in index else 0.0
+                           for name in names]
+        return self._unknown_note(reader, names, 'given zero effort')
 
     @staticmethod
     def _unknown_note(reader, names, what):

@@ -11,12 +11,14 @@ Both readers raise :class:`Rejected` for a message that must not be used.
 """
 
 import math
-from typing import Dict, List, Optional, Sequence
+import time
+from typing import Dict, List, Sequence
 
 import numpy as np
 from rclpy.parameter import Parameter
 
 from .parameters import declare
+from ..simulation import HeldCommand
 
 #: At most one warning per reason and topic every this many seconds.
 WARN_THROTTLE_SEC = 5.0
@@ -35,11 +37,13 @@ class Rejected(ValueError):
 class Rejections:
     """Per-reason counters of rejected messages on one input, with throttled warnings."""
 
-    def __init__(self, logger, what: str):
+    def __init__(self, logger, what: str, clock=time.monotonic):
         """Count rejections of the input ``what`` (used in the log messages)."""
         self._logger = logger
         self.what = what
         self.counts: Dict[str, int] = {}
+        self._clock = clock
+        self._warned: Dict[str, float] = {}  # reason -> time of its last warning
 
     @property
     def total(self) -> int:
@@ -47,12 +51,20 @@ class Rejections:
         return sum(self.counts.values())
 
     def add(self, rejected: Rejected):
-        """Count ``rejected`` and log a warning (throttled)."""
-        self.counts[rejected.reason] = self.counts.get(rejected.reason, 0) + 1
-        self._logger.warning(
-            f'rejected {self.what} ({rejected.reason}, {self.counts[rejected.reason]} so '
-            f'far): {rejected.detail}',
-            throttle_duration_sec=WARN_THROTTLE_SEC)
+        """
+        Count ``rejected`` and log a warning, at most one per reason every throttle period.
+
+        Throttled here, not by rclpy, whose throttle is per line of code: one line
+        logs every reason of every input.
+        """
+        reason = rejected.reason
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        now = self._clock()
+        if now - self._warned.get(reason, -math.inf) < WARN_THROTTLE_SEC:
+            return
+        self._warned[reason] = now
+        self._logger.warning(f'rejected {self.what} ({reason}, {self.counts[reason]} so '
+                             f'far): {rejected.detail}')
 
     def __str__(self):
         """Return e.g. ``'3 (non-finite: 2, length: 1)'``."""
@@ -75,14 +87,17 @@ class JointStateReader:
 
     :meth:`read` (topic input) requires a position and a velocity for every name;
     :meth:`read_request` (service input) lets velocity and effort be empty (zero).
+    A chain joint named twice, a NaN/Inf, or a joint speed above ``max_velocity``
+    rejects the message.
     """
 
     _CACHE_SIZE = 16
 
-    def __init__(self, joint_names: Sequence[str]):
+    def __init__(self, joint_names: Sequence[str], max_velocity: float = math.inf):
         """Read states of the chain joints ``joint_names`` (chain order)."""
         self.joint_names = list(joint_names)
         self.n = len(self.joint_names)
+        self.max_velocity = max_velocity
         self._chain_index = {name: i for i, name in enumerate(self.joint_names)}
         self._cache: Dict[tuple, np.ndarray] = {}
 
@@ -95,6 +110,12 @@ class JointStateReader:
             missing = [name for name in self.joint_names if name not in where]
             if missing:
                 raise Rejected('missing joint', f'no entry for chain joint(s) {missing}')
+            if len(where) < len(key):
+                twice = sorted({name for name in key
+                                if name in self._chain_index and key.count(name) > 1})
+                if twice:
+                    raise Rejected('duplicate joint',
+                                   f'chain joint(s) {twice} named more than once')
             selection = np.array([where[name] for name in self.joint_names], dtype=int)
             if len(self._cache) >= self._CACHE_SIZE:
                 self._cache.clear()
@@ -114,15 +135,26 @@ class JointStateReader:
         selection = self.selection(msg.name)
         # only the chain joints must be finite: other joints are ignored altogether
         q = _finite_array(np.asarray(msg.position)[selection], 'position')
-        qd = _finite_array(np.asarray(msg.velocity)[selection], 'velocity')
+        qd = self._speed_checked(_finite_array(np.asarray(msg.velocity)[selection],
+                                               'velocity'))
         return q, qd
+
+    def _speed_checked(self, qd: np.ndarray) -> np.ndarray:
+        """Return ``qd``; Rejected if a joint moves faster than ``max_velocity``."""
+        if qd.size and np.abs(qd).max() > self.max_velocity:
+            k = int(np.argmax(np.abs(qd)))
+            raise Rejected('out of range', f'joint {self.joint_names[k]!r} velocity '
+                                           f'{qd[k]:.6g} exceeds max_velocity '
+                                           f'{self.max_velocity:g}')
+        return qd
 
     def read_request(self, msg, need_velocity=True, need_effort=True):
         """
         Return (q, qd, tau) in chain order from a service's JointState.
 
         Empty velocity or effort arrays mean zero.  Raise Rejected on a length mismatch,
-        a missing chain joint or a non-finite value.
+        a missing or duplicate chain joint, a non-finite value or a joint speed above
+        ``max_velocity``.
         """
         count = len(msg.name)
         if count == 0:
@@ -138,6 +170,7 @@ class JointStateReader:
             if len(values) != count:
                 raise Rejected('length', f'{len(values)} {field} entries for {count} names')
             out.append(_finite_array(np.asarray(values)[selection], field))
+        out[1] = self._speed_checked(out[1])
         return tuple(out)
 
 
@@ -151,6 +184,9 @@ def declare_command_parameters(node):
         node, 'command_timeout', Parameter.Type.DOUBLE, 0.5,
         'an effort command older than this [s] counts as zero torque; <= 0: never expires',
         read_only=True)
+    twice = sorted({name for name in joints if list(joints).count(name) > 1})
+    if twice:
+        raise RuntimeError(f'the joints parameter names {twice} more than once')
     return list(joints), float(timeout)
 
 
@@ -174,9 +210,7 @@ class EffortCommandReader:
         self._target = np.array([index[name] for name in self.joints if name in index],
                                 dtype=int)
         self.ignored = [name for name in self.joints if name not in index]
-        self.timeout = timeout
-        self.latest: Optional[np.ndarray] = None
-        self.latest_time = -math.inf
+        self.held = HeldCommand(self.n, timeout)
 
     def read(self, msg) -> np.ndarray:
         """Return the effort in chain order, or raise Rejected."""
@@ -191,13 +225,9 @@ class EffortCommandReader:
     def accept(self, msg, now: float) -> np.ndarray:
         """Read ``msg`` and keep it as the latest command, received at ``now`` [s]."""
         tau = self.read(msg)
-        self.latest = tau
-        self.latest_time = now
+        self.held.hold(tau, now)
         return tau
 
     def current(self, now: float) -> np.ndarray:
         """Return the latest command, or zero if there is none or it timed out at ``now``."""
-        if self.latest is None or (self.timeout > 0.0
-                                   and now - self.latest_time > self.timeout):
-            return np.zeros(self.n)
-        return self.latest
+        return self.held.current(now)

@@ -3,6 +3,7 @@
 import sys
 
 import rclpy
+from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import SingleThreadedExecutor
 
@@ -11,9 +12,10 @@ def run_node(node_class, name, spin=None, args=None):
     """
     Run one node in a SingleThreadedExecutor until shutdown; return the exit code.
 
-    ``spin(node, executor)`` replaces ``executor.spin()``.  A RuntimeError raised
-    while the node is constructed (a bad parameter or URDF) is printed and gives exit
-    code 1; rclpy is shut down in every case.
+    ``spin(node, executor)`` replaces ``executor.spin()``.  A RuntimeError or a
+    ParameterException (a parameter of the wrong type or out of its range) raised
+    while the node is constructed is printed in one line and gives exit code 1; rclpy
+    is shut down in every case.
     """
     rclpy.init(args=args)
     node = None
@@ -27,7 +29,7 @@ def run_node(node_class, name, spin=None, args=None):
             spin(node, executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except RuntimeError as exc:
+    except (RuntimeError, ParameterException) as exc:
         if node is None:
             print(f'{name}: {exc}', file=sys.stderr)
             return 1

@@ -9,8 +9,9 @@ Order of precedence:
    transient_local, as robot_state_publisher publishes it).  Every new description
    received there rebuilds the model.
 
-``base_link``, ``tip_link``, ``gravity`` and ``side_branches`` are passed to
-:func:`denoc_dynamics.load_urdf`.
+``base_link``, ``tip_link``, ``gravity``, ``side_branches`` and ``max_dof`` are
+passed to :func:`denoc_dynamics.load_urdf`.  A description with more than
+``max_dof`` joints in the chain is refused like a malformed one.
 """
 
 from typing import Callable, Optional
@@ -31,6 +32,11 @@ ROBOT_DESCRIPTION_QOS = QoSProfile(
     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 DESCRIPTION_TOPIC = 'robot_description'
+
+#: Default of the ``max_dof`` parameter: far above any real robot (a humanoid has
+#: about 50 joints), low enough that a description sent on the topic cannot keep a
+#: node busy for long building a huge model.
+MAX_DOF = 1000
 
 
 class RobotModelSource:
@@ -71,6 +77,11 @@ class RobotModelSource:
             node, 'side_branches', Parameter.Type.STRING, 'lock',
             "links off the base-tip path: 'lock' (rigid at zero) or 'drop' (ignored)",
             read_only=True, additional_constraints="'lock' or 'drop'")
+        self.max_dof = declare(
+            node, 'max_dof', Parameter.Type.INTEGER, MAX_DOF,
+            'largest number of chain joints accepted from a robot description (topic or '
+            'parameter); a larger one is refused and the current model kept',
+            read_only=True, min_value=1)
         if description:
             self._load_or_raise(description, 'the robot_description parameter')
         elif path:
@@ -86,7 +97,7 @@ class RobotModelSource:
         """Build the model from a URDF file or XML and hand it to ``on_model``."""
         robot = load_urdf(urdf, base_link=self.base_link or None,
                           tip_link=self.tip_link or None, gravity=tuple(self.gravity),
-                          side_branches=self.side_branches)
+                          side_branches=self.side_branches, max_dof=self.max_dof)
         self._on_model(robot, source)
         self.robot = robot
         self.source = source

@@ -11,15 +11,21 @@ GIL, which costs far more than the callbacks themselves.
 Subscribes
   ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
   ``joints`` parameter (default: chain order), validated like the dynamics node does;
-  clamped to the URDF effort limits; older than ``command_timeout`` seconds of
-  simulated time, a command counts as zero torque.  The first command ends hold mode.
+  clamped to the URDF effort limits; a clamped effort that would take its joint from
+  rest past the divergence speed (1000 rad/s or m/s) in one step is rejected (in
+  practice, only a joint without an effort limit gets there).  Older than
+  ``command_timeout`` seconds of simulated time, a command counts as zero torque.
+  The first command ends hold mode.
+  A joint's drive never pushes it faster than its URDF velocity limit.
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
-  effort (the torque applied: the clamped command, zero in hold mode).  Stamped with
-  the simulated time when ``publish_clock`` is true, else with the node's clock.
+  effort (the torque the drives applied: the clamped command, cut at the velocity
+  limits, zero in hold mode).  Always finite: a non-finite state stops the simulation.
+  Stamped with the simulated time when ``publish_clock`` is true, else with the node's
+  clock.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
 
 Services
@@ -53,6 +59,7 @@ from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
+from ..simulation import CommandOutOfRange
 from ..simulation import INTEGRATORS
 from ..simulation import PhysicsParameters
 from ..simulation import Simulation
@@ -273,6 +280,8 @@ class SimNode(Node):
         with self.lock:
             try:
                 self.sim.set_command(tau)
+            except CommandOutOfRange as exc:
+                self.command_rejections.add(Rejected('out of range', str(exc)))
             except ValueError as exc:  # the model changed under this command
                 self.command_rejections.add(Rejected('length', str(exc)))
 
