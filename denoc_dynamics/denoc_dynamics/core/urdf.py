@@ -322,10 +322,13 @@ def _bodies(robot: Description, body_of, pose, n: int):
         if k == 0:      # static: never moves, never read (only its mass is reported)
             root_mass += inertial.mass
             continue
-        _check_positive(name, inertial.inertia)
-        if triangle_excess(inertial.inertia) > _rounding(inertial.inertia):
+        moments = principal_moments(inertial.inertia)
+        if moments[0] < -1e-12 * max(1.0, float(np.abs(inertial.inertia).max())):
+            raise ValueError(f'link {name!r}: <inertia> tensor is not positive '
+                             f'(semi)definite, principal moments {moments}')
+        if _excess(moments) > _rounding(moments):
             warnings.warn(f'link {name!r}: <inertia> breaks the triangle inequality '
-                          f'(principal moments {np.linalg.eigvalsh(inertial.inertia)}); '
+                          f'(principal moments {moments}); '
                           'read as given, as urdfdom, KDL and Pinocchio do, since body '
                           f'{k} that it is merged into is checked as a whole',
                           URDFWarning, stacklevel=4)
@@ -339,34 +342,33 @@ def _bodies(robot: Description, body_of, pose, n: int):
     return bodies, merged, root_mass
 
 
-def triangle_excess(inertia: np.ndarray) -> float:
-    """Return I_3 - I_1 - I_2 of the sorted principal moments (> 0 breaks the inequality)."""
-    moments = np.linalg.eigvalsh(inertia)
+def principal_moments(inertia: np.ndarray) -> np.ndarray:
+    """Return the principal moments of a symmetric 3x3 tensor, ascending."""
+    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
+        return np.sort(np.diagonal(inertia))
+    return np.linalg.eigvalsh(inertia)
+
+
+def _excess(moments: np.ndarray) -> float:
+    """Return I_3 - I_1 - I_2 of ascending moments: > 0 breaks the triangle inequality."""
     return float(moments[2] - moments[0] - moments[1])
 
 
-def _rounding(inertia: np.ndarray) -> float:
-    return TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(np.trace(inertia))
-
-
-def _check_positive(name: str, inertia: np.ndarray):
-    """Raise ValueError for a link inertia that is not positive semidefinite."""
-    moments = np.linalg.eigvalsh(inertia)
-    if moments[0] < -1e-12 * max(1.0, float(np.abs(inertia).max())):
-        raise ValueError(f'link {name!r}: <inertia> tensor is not positive (semi)definite, '
-                         f'principal moments {moments}')
+def _rounding(moments: np.ndarray) -> float:
+    return TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum())
 
 
 def _check_triangle(links: List[str], inertia: np.ndarray):
     """Raise for a body whose moments no rigid body has; warn once on the edge."""
-    excess = triangle_excess(inertia)
-    if excess <= _rounding(inertia):
+    moments = principal_moments(inertia)
+    excess = _excess(moments)
+    if excess <= _rounding(moments):
         return
-    largest = float(np.linalg.eigvalsh(inertia)[2])
+    largest = float(moments[2])
     what = f'link {links[0]!r}' if len(links) == 1 else f'the body of links {links}'
     if excess > TRIANGLE_WARN * largest:
         raise ValueError(f'{what}: <inertia> violates the triangle inequality: principal '
-                         f'moments {np.linalg.eigvalsh(inertia)} have I_1 + I_2 < I_3 by '
+                         f'moments {moments} have I_1 + I_2 < I_3 by '
                          f'{excess:.3g}; no rigid body has them')
     warnings.warn(f'{what}: <inertia> principal moments break the triangle inequality by '
                   f'{excess:.3g} ({excess / largest:.2g} of the largest); read as given, as '

@@ -199,18 +199,19 @@ def _unique(root, tag: str, read) -> dict:
 def _link(element) -> Link:
     name = _name(element, 'link')
     where = f'link {name!r}'
-    inertial = _single(element, 'inertial', where)
+    inertial = _single(_children(element), 'inertial', where)
     if inertial is None:
         return Link(name, None)
-    mass_element = _single(inertial, 'mass', where + ' <inertial>')
+    parts = _children(inertial)
+    mass_element = _single(parts, 'mass', where + ' <inertial>')
     mass = 0.0
     if mass_element is not None:
         mass = _number(mass_element, 'value', where + ' <mass>', required=True)
         if mass < 0.0:
             raise ValueError(f'{where}: negative mass {mass}')
-    origin = _origin(_single(inertial, 'origin', where + ' <inertial>'),
+    origin = _origin(_single(parts, 'origin', where + ' <inertial>'),
                      where + ' <inertial><origin>')
-    inertia_element = _single(inertial, 'inertia', where + ' <inertial>')
+    inertia_element = _single(parts, 'inertia', where + ' <inertial>')
     inertia = np.zeros((3, 3))
     if inertia_element is not None:
         ixx, ixy, ixz, iyy, iyz, izz = (
@@ -229,9 +230,10 @@ def _joint(element) -> Joint:
     if kind not in JOINT_TYPES:
         raise ValueError(f'{where} has unknown type {kind!r}; URDF types are '
                          f'{", ".join(JOINT_TYPES)}')
-    parent, child = (_link_reference(element, role, where) for role in ('parent', 'child'))
-    origin = _origin(_single(element, 'origin', where), where + ' <origin>')
-    axis_element = _single(element, 'axis', where)
+    parts = _children(element)
+    parent, child = (_link_reference(parts, role, where) for role in ('parent', 'child'))
+    origin = _origin(_single(parts, 'origin', where), where + ' <origin>')
+    axis_element = _single(parts, 'axis', where)
     axis = np.array([1.0, 0.0, 0.0])
     if axis_element is not None and kind not in ('fixed', 'floating'):  # as urdfdom
         axis = _vector(axis_element, 'xyz', where + ' <axis>', default=(1.0, 0.0, 0.0))
@@ -239,14 +241,14 @@ def _joint(element) -> Joint:
         if not norm > 1e-9:
             raise ValueError(f'{where}: <axis xyz> {axis} is not a nonzero vector')
         axis = axis / norm
-    limit = _limit(_single(element, 'limit', where), where, kind)
-    dynamics = _single(element, 'dynamics', where)
+    limit = _limit(_single(parts, 'limit', where), where, kind)
+    dynamics = _single(parts, 'dynamics', where)
     damping = friction = 0.0
     if dynamics is not None:
         damping, friction = (_number(dynamics, key, where + ' <dynamics>', default=0.0,
                                      minimum=0.0) for key in ('damping', 'friction'))
     mimic = None
-    mimic_element = _single(element, 'mimic', where)
+    mimic_element = _single(parts, 'mimic', where)
     if mimic_element is not None:
         source = mimic_element.get('joint')
         if not source:
@@ -270,8 +272,8 @@ def _limit(element, where: str, kind: str) -> Optional[Limit]:
     return Limit(lower, upper, effort, velocity)
 
 
-def _link_reference(element, role: str, where: str) -> str:
-    found = _single(element, role, where)
+def _link_reference(parts, role: str, where: str) -> str:
+    found = _single(parts, role, where)
     if found is None:
         raise ValueError(f'{where}: missing <{role} link="..."/>')
     link = found.get('link')
@@ -285,12 +287,20 @@ def _origin(element, where: str) -> np.ndarray:
     T = np.eye(4)
     if element is None:
         return T
-    xyz = _vector(element, 'xyz', where, default=(0.0, 0.0, 0.0))
-    roll, pitch, yaw = _vector(element, 'rpy', where, default=(0.0, 0.0, 0.0))
-    T[:3, :3] = (rotation((0.0, 0.0, 1.0), yaw) @ rotation((0.0, 1.0, 0.0), pitch)
-                 @ rotation((1.0, 0.0, 0.0), roll))
-    T[:3, 3] = xyz
+    T[:3, 3] = _vector(element, 'xyz', where, default=(0.0, 0.0, 0.0))
+    if element.get('rpy') is not None:
+        T[:3, :3] = rpy_matrix(*_vector(element, 'rpy', where, default=(0.0, 0.0, 0.0)))
     return T
+
+
+def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Return R = Rz(yaw) Ry(pitch) Rx(roll), URDF's fixed-axis roll-pitch-yaw."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
 def rotation(axis, angle: float) -> np.ndarray:
@@ -307,12 +317,22 @@ def _name(element, kind: str) -> str:
     return name
 
 
-def _single(element, tag: str, where: str):
+def _children(element) -> Dict[str, list]:
+    """Return the child elements of ``element`` by tag."""
+    out: Dict[str, list] = {}
+    for child in element:
+        out.setdefault(child.tag, []).append(child)
+    return out
+
+
+def _single(children: Dict[str, list], tag: str, where: str):
     """Return the one child ``<tag>`` (None if absent); two of them is an error."""
-    found = element.findall(tag)
+    found = children.get(tag)
+    if found is None:
+        return None
     if len(found) > 1:
         raise ValueError(f'{where}: <{tag}> is given {len(found)} times')
-    return found[0] if found else None
+    return found[0]
 
 
 def _number(element, key: str, where: str, default=None, required=False,
@@ -359,4 +379,5 @@ def _excerpt(text: str, size: int = 60) -> str:
 
 
 __all__: List[str] = ['Description', 'Inertial', 'Joint', 'Limit', 'Link', 'Mimic',
-                      'looks_like_xml', 'parse', 'parse_xml', 'rotation']
+                      'looks_like_xml', 'parse', 'parse_xml', 'rotation',
+                      'rpy_matrix']
