@@ -251,6 +251,11 @@ def _limit(attributes):
      "link 'a' <mass>: value='heavy' is not a number"),
     (robot(link('a', mass='inf'), joint('j1', 'base', 'a')),
      "link 'a' <mass>: value='inf' is not finite"),
+    # found by the fuzz test: finite, but m g overflowed to inf in the dynamics
+    (robot(link('a', mass='1e308'), joint('j1', 'base', 'a')),
+     r"link 'a' <mass>: value='1e308' is beyond 1e\+12 in magnitude"),
+    (robot(link('a'), joint('j1', 'base', 'a', xyz='0 0 1e200')),
+     r"joint 'j1' <origin>: xyz='0 0 1e200' is beyond 1e\+12"),
     ('<model name="t"><link name="a"/></model>', 'the root element is <model>, not <robot>'),
     (robot(link('a'), joint('j1', 'base', 'a', kind='ball')), "joint 'j1' has unknown type"),
     (robot(link('a'), '<joint type="revolute"><parent link="base"/><child link="a"/></joint>'),

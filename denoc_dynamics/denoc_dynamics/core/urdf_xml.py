@@ -14,7 +14,8 @@ a DTD (the only carrier of entities) or contains ``<xi:include>`` is refused.
 Every value is checked where it is read, and a bad one raises ValueError naming the
 link or joint, the element and attribute, and what is wrong: duplicate names,
 missing ``<parent>``/``<child>``, vectors of the wrong length, NaN or infinite
-numbers, negative mass, damping, friction, effort or velocity limits, lower > upper.
+or absurdly large numbers (:data:`MAX_MAGNITUDE`), negative mass, damping,
+friction, effort or velocity limits, lower > upper.
 (Inertia tensors are checked by :mod:`.urdf` on the links that move: a fixed base's
 links are never read.)  Why urdf_parser_py (``urdfdom-py``) is not used: it parses with lxml's
 default parser unless bypassed, reports unknown or repeated elements by printing to
@@ -42,6 +43,12 @@ PARSER_OPTIONS = {'load_dtd': False, 'dtd_validation': False, 'resolve_entities'
                   'remove_pis': True}
 
 XINCLUDE_NS = '{http://www.w3.org/2001/XInclude}'
+
+#: Bound on the magnitude of every number that enters the dynamics (SI units: kg, m,
+#: kg m^2, N m s/rad, rad): 1e12 kg is a small moon, 1e12 m beyond Jupiter.  Within
+#: it, products such as m r^2 qd^2 stay far from overflow; beyond it a URDF value is
+#: a typo or an attack, and is refused.  Joint limits, which only bound, are exempt.
+MAX_MAGNITUDE = 1e12
 
 JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar')
 
@@ -263,12 +270,12 @@ def _limit(element, where: str, kind: str) -> Optional[Limit]:
     if element is None:
         return None
     where += ' <limit>'
-    lower = _number(element, 'lower', where, default=None)
-    upper = _number(element, 'upper', where, default=None)
+    lower = _number(element, 'lower', where, default=None, bound=None)
+    upper = _number(element, 'upper', where, default=None, bound=None)
     if lower is not None and upper is not None and lower > upper and kind != 'continuous':
         raise ValueError(f'{where}: lower {lower} > upper {upper}')
     effort, velocity = (_number(element, key, where, default=math.inf, minimum=0.0,
-                                allow_inf=True) for key in ('effort', 'velocity'))
+                                allow_inf=True, bound=None) for key in ('effort', 'velocity'))
     return Limit(lower, upper, effort, velocity)
 
 
@@ -336,7 +343,7 @@ def _single(children: Dict[str, list], tag: str, where: str):
 
 
 def _number(element, key: str, where: str, default=None, required=False,
-            minimum=None, allow_inf=False):
+            minimum=None, allow_inf=False, bound=MAX_MAGNITUDE):
     text = element.get(key)
     if text is None:
         if required:
@@ -350,6 +357,8 @@ def _number(element, key: str, where: str, default=None, required=False,
         raise ValueError(f'{where}: {key}={text!r} is not finite')
     if minimum is not None and value < minimum:
         raise ValueError(f'{where}: {key}={text!r} is negative')
+    if bound is not None and abs(value) > bound:
+        raise ValueError(f'{where}: {key}={text!r} is beyond {bound:g} in magnitude')
     return value
 
 
@@ -367,6 +376,9 @@ def _vector(element, key: str, where: str, default) -> np.ndarray:
         raise ValueError(f'{where}: {key}={_excerpt(text)} is not 3 numbers') from None
     if not np.all(np.isfinite(vector)):
         raise ValueError(f'{where}: {key}={text!r} is not finite')
+    if np.abs(vector).max() > MAX_MAGNITUDE:
+        raise ValueError(f'{where}: {key}={_excerpt(text)} is beyond {MAX_MAGNITUDE:g} in '
+                         'magnitude')
     return vector
 
 
