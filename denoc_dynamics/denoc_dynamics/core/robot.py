@@ -239,13 +239,15 @@ class Robot:
         exactly when joint k can move without moving any mass: nothing with mass
         beyond it, an axis through a point mass, a massless link between two
         coaxial joints.  Computed, such a zero is rounding noise, so m^_k is compared
-        with the magnitude of the terms it is summed from in the backward sweep
-        (002 eq. 11), m^_k = p_k^T M_k p_k + p_k^T M^_{k+1} p_k
-        - m^_{k+1} (p_k^T psi_{k+1})^2:
+        with the size of what it is summed from in the backward sweep (002 eq. 11),
+        m^_k = p_k^T M_k p_k + p_k^T M^_{k+1} p_k - m^_{k+1} (p_k^T psi_{k+1})^2:
+        body k's own terms, and the part of the articulated body beyond that joint
+        k+1 takes away,
 
             sigma_k = |p_k|^T |M_k| |p_k| + m^_{k+1} (|p_k|^T |psi_{k+1}|)^2
 
-        (elementwise absolute values).  Joint k fails when m^_k <= ARTICULATED_EPS
+        (elementwise absolute values, so that terms cancelling in the base-origin
+        form count at their size).  Joint k fails when m^_k <= ARTICULATED_EPS
         sigma_k.  sigma_k is local: it does not grow with the bodies beyond k+1,
         unlike the composite inertia I_kk, which grows as n^3 along a chain while m^_k
         stays bounded (a 20,000-link chain of 0.2 m links has m^_1 / I_kk ~ 1e-12).
