@@ -32,9 +32,9 @@ BASELINE = 'import numpy, scipy.linalg'
 PROGRAMS = {
     'baseline': BASELINE,
     'load_urdf': BASELINE + '\nfrom denoc_dynamics import load_urdf\nload_urdf({path!r})',
-    'yourdfpy': BASELINE + '\nimport yourdfpy\nyourdfpy.URDF.load({path!r}, load_meshes=False,'
-                ' build_scene_graph=False, build_collision_scene_graph=False,'
-                ' load_collision_meshes=False)',
+    'yourdfpy': (BASELINE + '\nimport yourdfpy\nyourdfpy.URDF.load({path!r}, '
+                 'load_meshes=False, build_scene_graph=False, '
+                 'build_collision_scene_graph=False, load_collision_meshes=False)'),
 }
 
 
