@@ -82,7 +82,7 @@ def markdown(results: dict) -> str:
             targets.append([name, 'section failed', '', 'n/a'])
     out.append(_table(['target', 'measured', 'goal', 'result'], targets))
     writers = [('single', _single), ('batch', _batch), ('scaling', _scaling), ('sim', _sim),
-               ('node_latency', _latency), ('opcount', _opcount)]
+               ('node_latency', _latency), ('opcount', _opcount), ('load', _load)]
     for key, writer in writers:
         section = results.get('sections', {}).get(key)
         if section is None:
@@ -220,6 +220,21 @@ def _latency(s):
     out.append(_table(['p50 [ms]', 'p90 [ms]', 'p99 [ms]', 'max [ms]', 'mean [ms]'],
                       [[_f(lat['p50']), _f(lat['p90']), _f(lat['p99']), _f(lat['max']),
                         _f(lat['mean'])]]))
+    return '\n'.join(out)
+
+
+def _load(s):
+    out = ['## Start-up: load_urdf in a fresh process', '',
+           f'Fresh Python processes, timed start to exit, alternating; median of '
+           f'{s["repeats"]} each ({s["robot"]}).', '']
+    rows = [[f'`{name}`', '`' + s['programs'][name].replace('\n', '; ') + '`',
+             _f(s['median_s'][name]), _f(s['min_s'][name]),
+             '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name])]
+            for name in s['median_s']]
+    out.append(_table(['program', 'code', 'median [s]', 'min [s]', 'added [s]'], rows))
+    if 'load_urdf_over_yourdfpy_added' in s:
+        out += ['', f'load_urdf adds {s["load_urdf_over_yourdfpy_added"]:.2f}x what the '
+                'former parser (yourdfpy) adds.']
     return '\n'.join(out)
 
 

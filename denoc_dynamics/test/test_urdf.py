@@ -1,7 +1,11 @@
 """URDF -> chain: merging, side branches, defaults, and a clear error for each bad input."""
 
-from denoc_dynamics import load_urdf
-from denoc_dynamics.core.urdf import merge_inertias
+from pathlib import Path
+import warnings
+
+from denoc_dynamics import load_urdf, load_urdf_xml
+from denoc_dynamics.core import gim, udu, urdf_xml
+from denoc_dynamics.core.urdf import merge_inertias, URDFWarning
 from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -174,9 +178,9 @@ def test_merge_inertias_is_mass_weighted():
      "joint 'flat' on the chain is planar"),
     (robot(link('a', mass=-1.0), joint('j1', 'base', 'a')), "link 'a': negative mass"),
     (robot(link('a', inertia='<inertia ixx="1" iyy="1" izz="-1" ixy="0" ixz="0" iyz="0"/>'),
-           joint('j1', 'base', 'a')), "link 'a': inertia tensor is not positive"),
+           joint('j1', 'base', 'a')), "link 'a': <inertia> tensor is not positive"),
     (robot(link('a', inertia='<inertia ixx="1" iyy="1" izz="1" ixy="2" ixz="0" iyz="0"/>'),
-           joint('j1', 'base', 'a')), "link 'a': inertia tensor is not positive"),
+           joint('j1', 'base', 'a')), "link 'a': <inertia> tensor is not positive"),
     (robot(link('a'), joint('j1', 'base', 'nowhere')), "joint 'j1': child link 'nowhere'"),
     (robot(link('a', mass=0.0, inertia=''), joint('j1', 'base', 'a')),
      "joint 'j1' moves no mass"),
@@ -184,13 +188,350 @@ def test_merge_inertias_is_mass_weighted():
     (robot(link('a', mass=1.0, inertia='<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" '
                                        'iyz="0"/>'), joint('j1', 'base', 'a', axis='0 0 1')),
      "joint 'j1' moves no mass"),
-    (robot(link('a'), joint('j1', 'base', 'a', axis='0 0 0')), "joint 'j1': axis"),
+    (robot(link('a'), joint('j1', 'base', 'a', axis='0 0 0')), "joint 'j1': <axis xyz>"),
     (robot(link('a'), '<joint name="w" type="fixed"><parent link="base"/><child link="a"/>'
                       '</joint>'), 'no movable joint'),
 ])
 def test_bad_urdf_raises_value_error_naming_it(xml, match):
     with pytest.raises(ValueError, match=match):
         load_urdf(xml)
+
+
+def _limit(attributes):
+    return robot(link('a'), joint('j1', 'base', 'a').replace(
+        '<limit lower="-1" upper="1" effort="10" velocity="1"/>', f'<limit {attributes}/>'))
+
+
+# issue 9, items 2 and 3: each message names the joint or link, the element and field
+@pytest.mark.parametrize('xml, match', [
+    (robot(link('a'), joint('j1', 'base', 'a'), link('b'), joint('j1', 'a', 'b')),
+     r"joint 'j1' is defined twice \(second at line 1\)"),
+    (robot(link('a', mass=1.0), link('a', mass=100.0), joint('j1', 'base', 'a')),
+     "link 'a' is defined twice"),
+    (robot(link('a'), joint('j1', 'base', 'a', extra='<dynamics damping="nan"/>')),
+     "joint 'j1' <dynamics>: damping='nan' is not finite"),
+    (robot(link('a'), joint('j1', 'base', 'a', extra='<dynamics damping="-50"/>')),
+     "joint 'j1' <dynamics>: damping='-50' is negative"),
+    (robot(link('a'), joint('j1', 'base', 'a', extra='<dynamics friction="-0.1"/>')),
+     "joint 'j1' <dynamics>: friction='-0.1' is negative"),
+    (robot(link('a'), joint('j1', 'base', 'a', extra='<dynamics friction="NaN"/>')),
+     "joint 'j1' <dynamics>: friction='NaN' is not finite"),
+    (_limit('lower="1" upper="-1" effort="1" velocity="1"'),
+     "joint 'j1' <limit>: lower 1.0 > upper -1.0"),
+    (_limit('lower="nan" upper="1" effort="1" velocity="1"'),
+     "joint 'j1' <limit>: lower='nan' is not finite"),
+    (_limit('lower="-1" upper="nan" effort="1" velocity="1"'),
+     "joint 'j1' <limit>: upper='nan' is not finite"),
+    (_limit('lower="-1" upper="1" effort="-5" velocity="1"'),
+     "joint 'j1' <limit>: effort='-5' is negative"),
+    (_limit('lower="-1" upper="1" effort="5" velocity="-1"'),
+     "joint 'j1' <limit>: velocity='-1' is negative"),
+    (_limit('lower="-1" upper="1" effort="nan" velocity="1"'),
+     "joint 'j1' <limit>: effort='nan' is not finite"),
+    (robot(link('a', inertia='<inertia ixx="1" iyy="1" izz="3" ixy="0" ixz="0" iyz="0"/>'),
+           joint('j1', 'base', 'a')), "link 'a': <inertia> violates the triangle inequality"),
+    (robot(link('a'), joint('j1', 'base', 'a', xyz='nan 0 0.1')),
+     "joint 'j1' <origin>: xyz='nan 0 0.1' is not finite"),
+    (robot(link('a'), joint('j1', 'base', 'a').replace(
+        '<origin xyz="0 0 0.1"/>', '<origin rpy="0 inf 0"/>')),
+     "joint 'j1' <origin>: rpy='0 inf 0' is not finite"),
+    (robot(link('a', xyz='0 nan 0'), joint('j1', 'base', 'a')),
+     "link 'a' <inertial><origin>: xyz='0 nan 0' is not finite"),
+    (robot(link('a'), joint('j1', 'base', 'a').replace('<parent link="base"/>', '')),
+     "joint 'j1': missing <parent link=\"...\"/>"),
+    (robot(link('a'), joint('j1', 'base', 'a').replace('<child link="a"/>', '')),
+     "joint 'j1': missing <child link=\"...\"/>"),
+    (robot(link('a'), joint('j1', 'base', 'a').replace('<child link="a"/>', '<child/>')),
+     "joint 'j1': <child> has no link attribute"),
+    (robot(link('a'), joint('j1', 'base', 'a', axis='0 1')),
+     "joint 'j1' <axis>: xyz='0 1' must be 3 numbers, got 2"),
+    (robot(link('a'), joint('j1', 'base', 'a', axis='0 x 1')),
+     "joint 'j1' <axis>: xyz='0 x 1' is not 3 numbers"),
+    (robot(link('a', mass='heavy'), joint('j1', 'base', 'a')),
+     "link 'a' <mass>: value='heavy' is not a number"),
+    (robot(link('a', mass='inf'), joint('j1', 'base', 'a')),
+     "link 'a' <mass>: value='inf' is not finite"),
+    # found by the fuzz test: finite, but m g overflowed to inf in the dynamics
+    (robot(link('a', mass='1e308'), joint('j1', 'base', 'a')),
+     r"link 'a' <mass>: value='1e308' is beyond 1e\+12 in magnitude"),
+    (robot(link('a'), joint('j1', 'base', 'a', xyz='0 0 1e200')),
+     r"joint 'j1' <origin>: xyz='0 0 1e200' is beyond 1e\+12"),
+    ('<model name="t"><link name="a"/></model>', 'the root element is <model>, not <robot>'),
+    (robot(link('a'), joint('j1', 'base', 'a', kind='ball')), "joint 'j1' has unknown type"),
+    (robot(link('a'), '<joint type="revolute"><parent link="base"/><child link="a"/></joint>'),
+     'a <joint> at line 1 has no name'),
+    (robot(link('a'), joint('j1', 'base', 'a'), link('b'), link('c'),
+           joint('j2', 'b', 'c'), joint('j3', 'c', 'b')),
+     r"joints form a loop: links \['b', 'c'\]"),
+    (robot(link('a'), joint('j1', 'base', 'a').replace(
+        '<origin xyz="0 0 0.1"/>', '<origin/><origin/>')),
+     "joint 'j1': <origin> is given 2 times"),
+])
+def test_invalid_value_raises_value_error_naming_joint_or_link_and_field(xml, match):
+    with pytest.raises(ValueError, match=match):
+        load_urdf(xml)
+
+
+def test_negative_damping_was_read_before():
+    """Issue 9 item 3: the values now refused are the ones that loaded silently."""
+    ok = load_urdf(robot(link('a'), joint('j1', 'base', 'a',
+                                          extra='<dynamics damping="0.5" friction="0.2"/>')))
+    assert ok.chain.damping[0] == 0.5 and ok.chain.friction[0] == 0.2
+
+
+def test_limits_read_and_defaults():
+    r = load_urdf(_limit('lower="-2" upper="3" effort="7" velocity="0"'))
+    assert (r.chain.lower[0], r.chain.upper[0], r.chain.effort[0]) == (-2.0, 3.0, 7.0)
+    assert np.isinf(r.chain.velocity[0])            # 0: no limit, as before
+    r = load_urdf(_limit('effort="7" velocity="1"'))  # bounds omitted: urdfdom reads 0, 0
+    assert np.isinf(r.chain.lower[0]) and np.isinf(r.chain.upper[0])
+
+
+def test_inertia_on_the_triangle_edge():
+    """
+    A rod (I_xx = 0, I_yy = I_zz) is exactly on the edge: loads silently.
+
+    An edge written to 4 digits breaks the inequality by rounding: loads with a
+    warning that says why.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert load_urdf(planar_urdf([0.3, 0.2], [1.0, 1.0])).n == 2
+    rounded = robot(link('a', inertia='<inertia ixx="0.0833" iyy="0.0833" izz="0.1667" '
+                                      'ixy="0" ixz="0" iyz="0"/>'),
+                    joint('j1', 'base', 'a'))
+    with pytest.warns(URDFWarning, match="link 'a': <inertia> principal moments break the "
+                                         'triangle inequality by 0.0001.*rounding'):
+        r = load_urdf(rounded)
+    assert r.chain.inertia[0][2, 2] == 0.1667
+
+
+def test_link_breaking_triangle_inequality_merged_into_a_valid_body_warns():
+    """PR2's sensor_mount_link (0.001, 0.001, 0.01) rides on a body that is valid."""
+    mount = '<inertia ixx="0.001" iyy="0.001" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
+    xml = robot(link('a', mass=5.0), joint('j1', 'base', 'a'),
+                link('mount', mass=0.05, inertia=mount),
+                joint('m', 'a', 'mount', kind='fixed'))
+    with pytest.warns(URDFWarning, match="link 'mount': <inertia> breaks the triangle"):
+        r = load_urdf(xml)
+    assert r.chain.mass[0] == pytest.approx(5.05)
+
+
+def test_mimic_multiplier_zero_is_kept():
+    """A mimic multiplier of 0 is 0 (it was read as 1)."""
+    xml = _hand_robot().replace('multiplier="1" offset="0"', 'multiplier="0" offset="0.01"')
+    r = load_urdf(xml, tip_link='hand', locked_positions={'fl': 0.04})
+    assert r.chain.locked_joints == {'fl': 0.04, 'fr': 0.01}
+
+
+def test_fixed_joint_axis_is_not_read():
+    """Read no axis for fixed joints, as urdfdom: Kinova's URDFs give them 0 0 0."""
+    xml = robot(link('a'), joint('j1', 'base', 'a'), link('b'),
+                joint('w', 'a', 'b', kind='fixed', axis='0 0 0'))
+    assert load_urdf(xml, tip_link='b').n == 1
+
+
+# --- XML or path (issue 9 items 0 and 5) --------------------------------------------
+LATIN1 = ('<?xml version="1.0" encoding="ISO-8859-1"?>'
+          + TWO_LINK.replace('name="t"', 'name="bras_\u00e9"'))
+
+
+@pytest.mark.parametrize('source', [
+    '\ufeff' + TWO_LINK,                       # str with a byte-order mark
+    '\ufeff\n  ' + TWO_LINK,
+    TWO_LINK.encode(),                         # bytes
+    b'\xef\xbb\xbf' + TWO_LINK.encode(),       # bytes with a UTF-8 BOM
+    '\n\t ' + TWO_LINK,
+])
+def test_xml_is_told_from_a_path(source):
+    for load in (load_urdf, load_urdf_xml):
+        assert load(source).joint_names == ['j1', 'j2']
+
+
+def test_declared_encoding_str_and_bytes():
+    """A str is already decoded: its declaration is ignored; bytes follow it."""
+    assert load_urdf(LATIN1).chain.name == 'bras_\u00e9'
+    assert load_urdf(LATIN1.encode('latin-1')).chain.name == 'bras_\u00e9'
+    assert load_urdf_xml(LATIN1.encode('latin-1')).chain.name == 'bras_\u00e9'
+
+
+def test_path_forms(tmp_path):
+    path = tmp_path / 'two.urdf'
+    path.write_bytes(b'\xef\xbb\xbf' + TWO_LINK.encode())
+    assert load_urdf(path).n == load_urdf(str(path)).n == 2
+
+
+@pytest.mark.parametrize('text', ['/etc/passwd', 'urdf/denoc_arm7.urdf', 'robot.urdf',
+                                  '', '   ', 'file:///etc/passwd'])
+def test_xml_loader_never_opens_a_path(text, monkeypatch):
+    """load_urdf_xml refuses a path, a real URDF's included, without opening it."""
+    def no_open(*args, **kwargs):
+        raise AssertionError(f'load_urdf_xml opened {args}')
+    monkeypatch.setattr(urdf_xml, 'open', no_open, raising=False)
+    for source in (text, bundled_urdf('denoc_arm7')):
+        with pytest.raises(ValueError, match='not URDF XML') as info:
+            load_urdf_xml(source)
+        assert 'root:' not in str(info.value)
+
+
+def test_load_urdf_still_opens_a_path():
+    assert load_urdf(Path(bundled_urdf('denoc_arm7'))).n == 7
+    with pytest.raises(ValueError, match='neither XML .* nor a file path'):
+        load_urdf('<' * 0 + 'robot\n<link/>')
+
+
+# --- XML safety (issue 9 item 6): each hostile construct, and the parser alone ------
+SECRET = 'TOP-SECRET-42'
+
+
+@pytest.fixture
+def secret_file(tmp_path):
+    path = tmp_path / 'secret.txt'
+    path.write_text(SECRET)
+    (tmp_path / 'evil.dtd').write_text(f'<!ENTITY leak SYSTEM "file://{path}">')
+    return path
+
+
+def _hostile(kind, secret_file):
+    body = ('<robot name="t"><link name="base">&{e};</link><link name="a"><inertial>'
+            '<mass value="1"/>' + INERTIA + '</inertial></link>' + joint('j1', 'base', 'a')
+            + '</robot>')
+    if kind == 'external entity':
+        return (f'<!DOCTYPE robot [<!ENTITY leak SYSTEM "file://{secret_file}">]>'
+                + body.format(e='leak'))
+    if kind == 'parameter entity':
+        return (f'<!DOCTYPE robot [<!ENTITY % ext SYSTEM "file://{secret_file.parent}/evil.dtd">'
+                ' %ext;]>' + body.format(e='leak'))
+    if kind == 'entity bomb':
+        lol = ['<!ENTITY l0 "lollollollollollollollollollol">']
+        lol += [f'<!ENTITY l{i} "' + f'&l{i - 1};' * 10 + '">' for i in range(1, 10)]
+        return '<!DOCTYPE robot [' + ''.join(lol) + ']>' + body.format(e='l9')
+    if kind == 'xinclude':
+        return ('<robot name="x" xmlns:xi="http://www.w3.org/2001/XInclude">'
+                f'<link name="base"><xi:include href="{secret_file}" parse="text"/></link>'
+                '<link name="a"/><joint name="j1" type="fixed"><parent link="base"/>'
+                '<child link="a"/></joint></robot>')
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize('kind, match', [
+    ('external entity', 'DOCTYPE'), ('parameter entity', 'DOCTYPE'),
+    ('entity bomb', 'amplification'),       # libxml2's own limit, before any expansion
+    ('xinclude', 'XInclude is not processed')])
+def test_hostile_xml_is_refused_and_reads_nothing(kind, match, secret_file):
+    import time
+    start = time.perf_counter()
+    for load in (load_urdf, load_urdf_xml):
+        with pytest.raises(ValueError, match=match) as info:
+            load(_hostile(kind, secret_file))
+        assert SECRET not in str(info.value)
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize('kind', ['external entity', 'parameter entity', 'entity bomb',
+                                  'xinclude'])
+def test_parser_options_alone_resolve_nothing(kind, secret_file):
+    """Without the DOCTYPE and XInclude refusals, the parser still reads nothing."""
+    from lxml import etree
+    try:
+        root = etree.fromstring(_hostile(kind, secret_file).encode(),
+                                etree.XMLParser(**urdf_xml.PARSER_OPTIONS))
+    except etree.XMLSyntaxError as exc:     # the bomb: refused while reading the DTD
+        assert kind == 'entity bomb' and 'amplification' in str(exc)
+        return
+    text = etree.tostring(root, encoding='unicode')
+    assert SECRET not in text and 'lollollol' not in text and len(text) < 2000
+
+
+def test_parser_makes_no_network_access():
+    import socket
+    from lxml import etree
+    server = socket.socket()
+    server.bind(('127.0.0.1', 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    xml = (f'<!DOCTYPE robot [<!ENTITY net SYSTEM "http://127.0.0.1:{port}/x">'
+           f'<!ENTITY % pnet SYSTEM "http://127.0.0.1:{port}/p.dtd"> %pnet;]>'
+           '<robot name="t">&net;</robot>')
+    try:
+        etree.fromstring(xml.encode(), etree.XMLParser(**urdf_xml.PARSER_OPTIONS))
+        with pytest.raises(ValueError, match='DOCTYPE'):
+            load_urdf(xml)
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()
+
+
+# --- the start-up check on long chains (issue 9 item 4) ------------------------------
+def test_coaxial_joints_with_a_massless_link_between_move_no_mass():
+    xml = robot(link('a', mass=0.0, inertia=''), joint('j1', 'base', 'a', axis='0 0 1'),
+                link('b', xyz='0.3 0 0'), joint('j2', 'a', 'b', xyz='0 0 0', axis='0 0 1'))
+    with pytest.raises(ValueError, match="joint 'j1' moves no mass"):
+        load_urdf(xml)
+
+
+def test_axis_through_a_point_mass_far_from_the_base_moves_no_mass():
+    """Rounding does not hide a zero: a generic axis, 100 m out, through the mass."""
+    axis = np.array([0.36, -0.48, 0.8])
+    point = ' '.join(repr(float(v)) for v in 0.7 * axis)
+    zero = '<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/>'
+    xml = robot(link('a', xyz=point, inertia=zero),
+                joint('j1', 'base', 'a', xyz='100 37 -12', axis=' '.join(map(str, axis))))
+    with pytest.raises(ValueError, match="joint 'j1' moves no mass"):
+        load_urdf(xml)
+
+
+def test_start_up_check_forms_no_inertia_matrix(monkeypatch):
+    """The check is O(n): neither the GIM nor the full U of UDU^T is built."""
+    def forbidden(*args):
+        raise AssertionError('O(n^2) call in the start-up check')
+    monkeypatch.setattr(gim, 'inertia_matrix', forbidden)
+    monkeypatch.setattr(udu, 'udu', forbidden)
+    import denoc_dynamics.core.robot as robot_module
+    monkeypatch.setattr(robot_module, 'inertia_matrix', forbidden)
+    monkeypatch.setattr(robot_module, 'udu', forbidden)
+    assert load_urdf(bundled_urdf('denoc_arm7')).n == 7
+
+
+def test_long_planar_chain_of_rods_loads():
+    """20,000 links of 1 kg, 0.2 m: was refused, 'joint j1 moves no mass' (m^_1/I_11 ~ 1e-12)."""
+    n = 20000
+    r = load_urdf(planar_urdf([0.2] * n, [1.0] * n))
+    assert r.n == n
+    # the articulated inertia of a long free chain is that of a short one
+    short = load_urdf(planar_urdf([0.2] * 200, [1.0] * 200))
+    from denoc_dynamics.core.kinematics import Kinematics
+    from denoc_dynamics.core.udu import articulated_bodies
+    _, m_long = articulated_bodies(Kinematics(r.chain, r._basis, np.zeros(n)))
+    _, m_short = articulated_bodies(Kinematics(short.chain, short._basis, np.zeros(200)))
+    assert m_long[0] == pytest.approx(m_short[0], rel=1e-6)
+    assert m_long[-1] == pytest.approx(1.0 * 0.2 ** 2 / 3)     # the last rod about its end
+
+
+def test_50000_dof_chain_loads_in_linear_memory():
+    """
+    It failed with MemoryError: the check built the 18.6 GiB GIM.
+
+    Loaded in a fresh process, whose peak resident memory is measured (about 0.55 GB
+    on the reference machine, mostly the 21 MB URDF's XML tree).
+    """
+    import subprocess
+    import sys
+    code = (
+        'import resource, sys\n'
+        'sys.path.insert(0, sys.argv[1])\n'
+        'from urdf_factory import planar_urdf\n'
+        'from denoc_dynamics import load_urdf\n'
+        'n = 50000\n'
+        'assert load_urdf(planar_urdf([0.2] * n, [1.0] * n)).n == n\n'
+        'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n')
+    run = subprocess.run([sys.executable, '-c', code, str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    peak = int(run.stdout.split()[-1])
+    assert peak < 1.5e9     # bytes; O(n^2) would need 8 n^2 = 20 GB for the GIM alone
 
 
 def test_unknown_base_or_tip_link():

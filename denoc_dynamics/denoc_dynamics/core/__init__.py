@@ -6,6 +6,7 @@ One algorithm per module, each citing the paper and equations it implements:
 =====================  =============================================================
 module                 algorithm
 =====================  =============================================================
+``urdf_xml``           safe, validating URDF reader (no DTD, entities, XInclude)
 ``urdf``               URDF -> serial chain (fixed joints merged, side branches)
 ``kinematics``         DeNOC quantities e_i, d_i, C_i, B_ij, p_i, M_i (000 eqs. 1-15)
 ``inverse_dynamics``   recursive inverse dynamics, tau = N^T w* (000 eqs. 10-18)
@@ -18,7 +19,7 @@ module                 algorithm
 =====================  =============================================================
 """
 
-from .robot import load_urdf, NonFiniteResult, Robot
+from .robot import load_urdf, load_urdf_xml, NonFiniteResult, Robot
 from .urdf import build_chain, Chain
 
-__all__ = ['load_urdf', 'NonFiniteResult', 'Robot', 'build_chain', 'Chain']
+__all__ = ['load_urdf', 'load_urdf_xml', 'NonFiniteResult', 'Robot', 'build_chain', 'Chain']

@@ -1,10 +1,12 @@
 """
 URDF to serial chain: the model that every DeNOC algorithm reads.
 
-The URDF is parsed with yourdfpy (meshes are never loaded).  The movable joints on
-the path from ``base_link`` to ``tip_link`` become the coordinates q_1..q_n in path
-order (``docs/algorithms.md``, "URDF conventions").  Everything else is folded into
-the n moving bodies:
+The URDF is read by :mod:`.urdf_xml` (a safe, validating reader; meshes are never
+loaded).  The movable joints on the path from ``base_link`` to ``tip_link`` become
+the coordinates q_1..q_n in path order (the "URDF conventions" of the project's
+algorithm notes, after Saha, "Dynamics of serial multibody systems using the
+decoupled natural orthogonal complement matrices", 1999).  Everything else is folded
+into the n moving bodies:
 
 * links joined by fixed joints are merged into their moving parent: masses add,
   mass centres combine, inertias move by the parallel-axis theorem;
@@ -19,18 +21,39 @@ Body k (k = 1..n) has its frame at the child frame of movable joint k.  The resu
 :class:`Chain`, is plain numpy data: per joint the fixed transform from the previous
 body frame to the joint frame (``X_tree``), the unit axis, the joint type; per body
 the mass, the mass centre and the inertia about the mass centre, all in the body
-frame.
+frame.  :func:`build_chain` runs in phases, each O(n): the link tree, the base-tip
+path, the pose of every link in its body frame, the bodies' inertias, the joint
+frames.
 """
 
 from dataclasses import dataclass, field
-import io
 from typing import Dict, List, Optional, Sequence, Tuple
-import xml.etree.ElementTree as ElementTree
+import warnings
 
 import numpy as np
 
+from . import urdf_xml
+from .urdf_xml import Description, Joint
+
 MOVABLE = ('revolute', 'continuous', 'prismatic')
 UNSUPPORTED_ON_PATH = ('floating', 'planar')
+
+#: Principal moments of a body may break the triangle inequality (I_1 + I_2 >= I_3)
+#: by this many machine epsilons of half their sum without a word: rounding, the
+#: tolerance of gz-math's ``MassMatrix3::ValidMoments`` (and Drake's).  Up to
+#: TRIANGLE_WARN of the largest moment, a warning: an excess that small is what
+#: printing the moments to 3-4 digits makes.  Beyond it no rigid body has such
+#: moments: ValueError.  The check is on the moving bodies, which is what the
+#: dynamics reads.  A link whose own tensor breaks the inequality (PR2's
+#: ``sensor_mount_link``, "needs verification with CAD") but is merged into a body
+#: that keeps it gets a warning: urdfdom, KDL and Pinocchio accept such links, and
+#: the algorithms need only a positive semidefinite tensor.
+TRIANGLE_ROUNDING_EPS = 10.0
+TRIANGLE_WARN = 1e-3
+
+
+class URDFWarning(UserWarning):
+    """A URDF value that ROS tools accept and that is read as given, with a caveat."""
 
 
 @dataclass
@@ -77,71 +100,8 @@ def axis_motion(axis: np.ndarray, prismatic: bool, q: float) -> np.ndarray:
     if prismatic:
         T[:3, 3] = axis * q
     else:
-        K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
-                      [-axis[1], axis[0], 0.0]])
-        T[:3, :3] = np.eye(3) + np.sin(q) * K + (1.0 - np.cos(q)) * (K @ K)
+        T[:3, :3] = urdf_xml.rotation(axis, q)
     return T
-
-
-def _parse(source) -> 'object':
-    """Parse a path or an XML string with yourdfpy; malformed input is a ValueError."""
-    import yourdfpy
-
-    if isinstance(source, bytes):
-        source = source.decode()
-    text = str(source)
-    if text.lstrip().startswith('<'):
-        data = text.encode()
-    else:
-        try:
-            with open(text, 'rb') as stream:
-                data = stream.read()
-        except OSError as exc:
-            raise ValueError(f'cannot read URDF file {text!r}: {exc}') from exc
-    try:
-        ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise ValueError(f'malformed URDF XML: {exc}') from exc
-    try:
-        urdf = yourdfpy.URDF.load(io.BytesIO(data), load_meshes=False,
-                                  build_scene_graph=False,
-                                  build_collision_scene_graph=False,
-                                  load_collision_meshes=False)
-    except Exception as exc:  # yourdfpy raises assorted types on bad content
-        raise ValueError(f'cannot parse URDF: {exc}') from exc
-    if urdf.robot is None or not urdf.robot.links:
-        raise ValueError('URDF has no <link> elements')
-    return urdf.robot
-
-
-def _origin(T) -> np.ndarray:
-    return np.eye(4) if T is None else np.asarray(T, dtype=float)
-
-
-def _link_inertia(link) -> Tuple[float, np.ndarray, np.ndarray]:
-    """
-    Return (mass, mass centre, inertia about it) of a URDF link in its own frame.
-
-    The inertial <origin xyz> places the mass centre; its rpy rotates the tensor
-    (I_link = R I R^T) but not the offset.  No <inertial> means massless.
-    """
-    inertial = link.inertial
-    if inertial is None:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
-    mass = float(inertial.mass if inertial.mass is not None else 0.0)
-    I_c = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, float)
-    T = _origin(inertial.origin)
-    if not (np.isfinite(mass) and np.all(np.isfinite(I_c)) and np.all(np.isfinite(T))):
-        raise ValueError(f'link {link.name!r}: non-finite inertial values')
-    if mass < 0.0:
-        raise ValueError(f'link {link.name!r}: negative mass {mass}')
-    I_c = 0.5 * (I_c + I_c.T)
-    scale = max(1.0, float(np.abs(I_c).max()))
-    if np.linalg.eigvalsh(I_c).min() < -1e-12 * scale:
-        raise ValueError(f'link {link.name!r}: inertia tensor is not positive '
-                         f'(semi)definite, eigenvalues {np.linalg.eigvalsh(I_c)}')
-    R = T[:3, :3]
-    return mass, T[:3, 3].copy(), R @ I_c @ R.T
 
 
 def merge_inertias(parts: Sequence[Tuple[float, np.ndarray, np.ndarray]]):
@@ -167,198 +127,297 @@ def build_chain(source, base_link: Optional[str] = None, tip_link: Optional[str]
                 side_branches: str = 'lock',
                 locked_positions: Optional[Dict[str, float]] = None) -> Chain:
     """
-    Read a URDF (path or XML string) into a :class:`Chain`.
+    Read a URDF (path or XML, see :func:`.urdf_xml.parse`) into a :class:`Chain`.
 
-    Raises ValueError, naming the joint or link, for malformed XML, unknown links,
-    mimic/floating/planar joints on the path, negative masses and inertia tensors
-    that are not positive semidefinite.
+    Raises ValueError, naming the joint or link, for malformed or unsafe XML, invalid
+    values (see :mod:`.urdf_xml`), unknown links, loops, and mimic/floating/planar
+    joints on the path.
     """
+    return chain_from_description(urdf_xml.parse(source), base_link, tip_link,
+                                  side_branches, locked_positions)
+
+
+def build_chain_xml(xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
+                    side_branches: str = 'lock',
+                    locked_positions: Optional[Dict[str, float]] = None) -> Chain:
+    """Read URDF XML (str or bytes; never a file path) into a :class:`Chain`."""
+    return chain_from_description(urdf_xml.parse_xml(xml), base_link, tip_link,
+                                  side_branches, locked_positions)
+
+
+def chain_from_description(robot: Description, base_link: Optional[str] = None,
+                           tip_link: Optional[str] = None, side_branches: str = 'lock',
+                           locked_positions: Optional[Dict[str, float]] = None) -> Chain:
+    """Fold a parsed URDF into the serial chain from ``base_link`` to ``tip_link``."""
     if side_branches not in ('lock', 'drop'):
         raise ValueError(f"side_branches must be 'lock' or 'drop', not {side_branches!r}")
-    locked_positions = dict(locked_positions or {})
-    robot = _parse(source)
-    links = {link.name: link for link in robot.links}
-    joints = {joint.name: joint for joint in robot.joints}
-    parent_joint = {}
-    children = {name: [] for name in links}
-    for joint in robot.joints:
-        for role, name in (('parent', joint.parent), ('child', joint.child)):
-            if name not in links:
-                raise ValueError(f'joint {joint.name!r}: {role} link {name!r} is not defined')
-        if joint.child in parent_joint:
-            raise ValueError(f'link {joint.child!r} has two parent joints: '
-                             f'{parent_joint[joint.child].name!r} and {joint.name!r}')
-        parent_joint[joint.child] = joint
-        children[joint.parent].append(joint)
-    roots = [name for name in links if name not in parent_joint]
-    if len(roots) != 1:
-        raise ValueError(f'URDF must have exactly one root link, found {roots}')
-    root = roots[0]
-
-    if base_link is None:
-        base_link = root
-    if base_link not in links:
-        raise ValueError(f'unknown base_link {base_link!r}; links are {sorted(links)}')
-    subtree = _descendants(base_link, children)
-    if tip_link is None:
-        leaves = [name for name in subtree if not children[name]]
-        if len(leaves) != 1:
-            raise ValueError(f'tip_link is ambiguous below {base_link!r}: candidate tips '
-                             f'are {sorted(leaves)}; pass tip_link=')
-        tip_link = leaves[0]
-    if tip_link not in links:
-        raise ValueError(f'unknown tip_link {tip_link!r}; links are {sorted(links)}')
-    if tip_link not in subtree:
-        raise ValueError(f'tip_link {tip_link!r} is not below base_link {base_link!r}')
-
-    path_joints = []
-    name = tip_link
-    while name != base_link:
-        joint = parent_joint[name]
-        path_joints.append(joint)
-        name = joint.parent
-    path_joints.reverse()
-    for joint in path_joints:
-        if joint.type in UNSUPPORTED_ON_PATH:
-            raise ValueError(f'joint {joint.name!r} on the chain is {joint.type}; only '
-                             f'revolute, continuous, prismatic and fixed are supported')
-        if joint.type not in MOVABLE + ('fixed',):
-            raise ValueError(f'joint {joint.name!r} has unknown type {joint.type!r}')
-        if joint.mimic is not None and joint.type in MOVABLE:
-            raise ValueError(f'joint {joint.name!r} on the chain is a mimic joint '
-                             f'(of {joint.mimic.joint!r}); mimic joints are not supported')
-
-    # Body index of every link on the path: 0 is the base, k the k-th moving body.
-    body_of = {base_link: 0}
-    body = 0
-    movable = []
-    for joint in path_joints:
-        if joint.type in MOVABLE:
-            body += 1
-            movable.append(joint)
-        body_of[joint.child] = body
-    n = len(movable)
-    if n == 0:
+    tree = _Tree(robot)
+    base_link, tip_link = tree.ends(base_link, tip_link)
+    path = tree.path(base_link, tip_link)
+    movable = [joint for joint in path if joint.kind in MOVABLE]
+    if not movable:
         raise ValueError(f'no movable joint between {base_link!r} and {tip_link!r}')
-
-    # Pose of every path link in its body frame (fixed transforms only).
-    pose = {base_link: np.eye(4)}
-    for joint in path_joints:
-        if joint.type in MOVABLE:
-            pose[joint.child] = np.eye(4)
-        else:
-            pose[joint.child] = pose[joint.parent] @ _origin(joint.origin)
-
-    # Side branches: attach to the body of the path link they hang from.
-    on_path = set(body_of)
-    dropped, locked = [], {}
-    for name in list(body_of):
-        stack = [j for j in children[name] if j.child not in on_path]
-        while stack:
-            joint = stack.pop()
-            if side_branches == 'drop':
-                dropped.extend(_descendants(joint.child, children))
-                continue
-            value = _locked_value(joint, joints, locked_positions, on_path)
-            if joint.type in MOVABLE:
-                locked[joint.name] = value
-            motion = (axis_motion(_unit_axis(joint), joint.type == 'prismatic', value)
-                      if joint.type in MOVABLE else np.eye(4))
-            pose[joint.child] = pose[joint.parent] @ _origin(joint.origin) @ motion
-            body_of[joint.child] = body_of[joint.parent]
-            stack.extend(children[joint.child])
-    unknown = set(locked_positions) - set(locked)
-    if unknown:
-        raise ValueError(f'locked_positions names joints that are not locked side-branch '
-                         f'joints: {sorted(unknown)}')
-
-    parts = [[] for _ in range(n + 1)]
-    merged = [[] for _ in range(n + 1)]
-    root_mass = 0.0
-    for name, k in body_of.items():
-        if k == 0:      # static: never moves, never read (only its mass is reported)
-            inertial = links[name].inertial
-            root_mass += float(getattr(inertial, 'mass', None) or 0.0)
-            merged[0].append(name)
-            continue
-        mass, com, I_c = _link_inertia(links[name])
-        R, p = pose[name][:3, :3], pose[name][:3, 3]
-        parts[k].append((mass, R @ com + p, R @ I_c @ R.T))
-        merged[k].append(name)
-
-    X_tree = np.empty((n, 4, 4))
-    axis = np.empty((n, 3))
-    k = 0
-    T = np.eye(4)
-    for joint in path_joints:
-        T = T @ _origin(joint.origin)
-        if joint.type in MOVABLE:
-            X_tree[k] = T
-            axis[k] = _unit_axis(joint)
-            T = np.eye(4)
-            k += 1
-
-    bodies = [merge_inertias(parts[k + 1]) for k in range(n)]
+    body_of, pose, dropped, locked = _link_poses(tree, base_link, path, side_branches,
+                                                 dict(locked_positions or {}))
+    bodies, merged, root_mass = _bodies(robot, body_of, pose, len(movable))
+    X_tree = _joint_frames(path, len(movable))
+    n = len(movable)
     limits = np.array([_limits(joint) for joint in movable]).reshape(n, 4)
-    dyn = np.array([[float(getattr(joint.dynamics, attr, None) or 0.0)
-                     for attr in ('damping', 'friction')] if joint.dynamics else [0.0, 0.0]
-                    for joint in movable]).reshape(n, 2)
     return Chain(
-        name=robot.name or '',
+        name=robot.name,
         base_link=base_link, tip_link=tip_link,
         joint_names=[joint.name for joint in movable],
         link_names=[joint.child for joint in movable],
-        prismatic=np.array([joint.type == 'prismatic' for joint in movable]),
-        X_tree=X_tree, axis=axis,
+        prismatic=np.array([joint.kind == 'prismatic' for joint in movable]),
+        X_tree=X_tree, axis=np.array([joint.axis for joint in movable]).reshape(n, 3),
         mass=np.array([b[0] for b in bodies]),
         com=np.array([b[1] for b in bodies]).reshape(n, 3),
         inertia=np.array([b[2] for b in bodies]).reshape(n, 3, 3),
         lower=limits[:, 0], upper=limits[:, 1], effort=limits[:, 2], velocity=limits[:, 3],
-        damping=dyn[:, 0], friction=dyn[:, 1],
-        continuous=np.array([joint.type == 'continuous' for joint in movable]),
+        damping=np.array([joint.damping for joint in movable]),
+        friction=np.array([joint.friction for joint in movable]),
+        continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
         locked_joints=locked, root_mass_ignored=root_mass)
 
 
-def _descendants(name: str, children) -> List[str]:
-    out, stack = [], [name]
-    while stack:
-        link = stack.pop()
-        out.append(link)
-        stack.extend(joint.child for joint in children[link])
-    return out
+class _Tree:
+    """The link tree of a URDF: parent joint and child joints of every link."""
+
+    def __init__(self, robot: Description):
+        """Index the joints by link; check for one root and no loops."""
+        self.links = robot.links
+        self.joints = robot.joints
+        self.parent_joint: Dict[str, Joint] = {}
+        self.children: Dict[str, List[Joint]] = {name: [] for name in robot.links}
+        for joint in robot.joints.values():
+            for role, name in (('parent', joint.parent), ('child', joint.child)):
+                if name not in robot.links:
+                    raise ValueError(f'joint {joint.name!r}: {role} link {name!r} is not '
+                                     'defined')
+            if joint.child in self.parent_joint:
+                raise ValueError(f'link {joint.child!r} has two parent joints: '
+                                 f'{self.parent_joint[joint.child].name!r} and '
+                                 f'{joint.name!r}')
+            self.parent_joint[joint.child] = joint
+            self.children[joint.parent].append(joint)
+        roots = [name for name in robot.links if name not in self.parent_joint]
+        if len(roots) != 1:
+            raise ValueError(f'URDF must have exactly one root link, found {roots}')
+        self.root = roots[0]
+        # with one root and one parent per link, a link the root does not reach
+        # sits on a loop of joints
+        reached = set(self.descendants(self.root))
+        if len(reached) != len(robot.links):
+            loop = sorted(set(robot.links) - reached)
+            raise ValueError(f'joints form a loop: links {loop[:10]} are not below the '
+                             f'root link {self.root!r}')
+
+    def descendants(self, name: str) -> List[str]:
+        """Return ``name`` and every link below it."""
+        out, stack = [], [name]
+        while stack:
+            link = stack.pop()
+            out.append(link)
+            stack.extend(joint.child for joint in self.children[link])
+        return out
+
+    def ends(self, base_link: Optional[str], tip_link: Optional[str]):
+        """Return (base_link, tip_link): the given ones checked, or the defaults."""
+        if base_link is None:
+            base_link = self.root
+        if base_link not in self.links:
+            raise ValueError(f'unknown base_link {base_link!r}; links are '
+                             f'{sorted(self.links)}')
+        subtree = self.descendants(base_link)
+        if tip_link is None:
+            leaves = [name for name in subtree if not self.children[name]]
+            if len(leaves) != 1:
+                raise ValueError(f'tip_link is ambiguous below {base_link!r}: candidate '
+                                 f'tips are {sorted(leaves)}; pass tip_link=')
+            tip_link = leaves[0]
+        if tip_link not in self.links:
+            raise ValueError(f'unknown tip_link {tip_link!r}; links are {sorted(self.links)}')
+        if tip_link not in subtree:
+            raise ValueError(f'tip_link {tip_link!r} is not below base_link {base_link!r}')
+        return base_link, tip_link
+
+    def path(self, base_link: str, tip_link: str) -> List[Joint]:
+        """Return the joints from ``base_link`` to ``tip_link``, checked for the chain."""
+        path = []
+        name = tip_link
+        while name != base_link:
+            joint = self.parent_joint[name]
+            path.append(joint)
+            name = joint.parent
+        path.reverse()
+        for joint in path:
+            if joint.kind in UNSUPPORTED_ON_PATH:
+                raise ValueError(f'joint {joint.name!r} on the chain is {joint.kind}; only '
+                                 f'revolute, continuous, prismatic and fixed are supported')
+            if joint.mimic is not None and joint.kind in MOVABLE:
+                raise ValueError(f'joint {joint.name!r} on the chain is a mimic joint '
+                                 f'(of {joint.mimic.joint!r}); mimic joints are not '
+                                 'supported')
+        return path
 
 
-def _unit_axis(joint) -> np.ndarray:
-    axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, float)
-    norm = np.linalg.norm(axis)
-    if not np.isfinite(norm) or norm < 1e-9:
-        raise ValueError(f'joint {joint.name!r}: axis {axis} is not a nonzero vector')
-    return axis / norm
+def _link_poses(tree: _Tree, base_link: str, path: List[Joint], side_branches: str,
+                locked_positions: Dict[str, float]):
+    """
+    Return the body index and the pose in that body's frame of every kept link.
+
+    Body 0 is the base, k the k-th moving body; side-branch links join the body of
+    the path link they hang from, at their locked joint positions (``"lock"``), or
+    are listed as dropped (``"drop"``).  Returns (body_of, pose, dropped, locked).
+    """
+    body_of = {base_link: 0}
+    pose = {base_link: np.eye(4)}
+    body = 0
+    for joint in path:
+        if joint.kind in MOVABLE:
+            body += 1
+            pose[joint.child] = np.eye(4)
+        else:
+            pose[joint.child] = pose[joint.parent] @ joint.origin
+        body_of[joint.child] = body
+    on_path = set(body_of)
+    dropped, locked = [], {}
+    for name in list(body_of):
+        stack = [j for j in tree.children[name] if j.child not in on_path]
+        while stack:
+            joint = stack.pop()
+            if side_branches == 'drop':
+                dropped.extend(tree.descendants(joint.child))
+                continue
+            value = _locked_value(joint, tree.joints, locked_positions, on_path)
+            motion = np.eye(4)
+            if joint.kind in MOVABLE:
+                locked[joint.name] = value
+                motion = axis_motion(joint.axis, joint.kind == 'prismatic', value)
+            pose[joint.child] = pose[joint.parent] @ joint.origin @ motion
+            body_of[joint.child] = body_of[joint.parent]
+            stack.extend(tree.children[joint.child])
+    unknown = set(locked_positions) - set(locked)
+    if unknown:
+        raise ValueError(f'locked_positions names joints that are not locked side-branch '
+                         f'joints: {sorted(unknown)}')
+    return body_of, pose, dropped, locked
 
 
-def _locked_value(joint, joints, locked_positions, on_path) -> float:
+def _bodies(robot: Description, body_of, pose, n: int):
+    """
+    Return the n bodies' (mass, mass centre, inertia), and the links merged into each.
+
+    Also returns the mass of the static base links, which a fixed base ignores.
+    """
+    parts = [[] for _ in range(n + 1)]
+    merged = [[] for _ in range(n + 1)]
+    root_mass = 0.0
+    for name, k in body_of.items():
+        inertial = robot.links[name].inertial
+        merged[k].append(name)
+        if inertial is None:
+            continue
+        if k == 0:      # static: never moves, never read (only its mass is reported)
+            root_mass += inertial.mass
+            continue
+        moments = principal_moments(inertial.inertia)
+        if moments[0] < -1e-12 * max(1.0, float(np.abs(inertial.inertia).max())):
+            raise ValueError(f'link {name!r}: <inertia> tensor is not positive '
+                             f'(semi)definite, principal moments {moments}')
+        if _excess(moments) > _rounding(moments):
+            warnings.warn(f'link {name!r}: <inertia> breaks the triangle inequality '
+                          f'(principal moments {moments}); '
+                          'read as given, as urdfdom, KDL and Pinocchio do, since body '
+                          f'{k} that it is merged into is checked as a whole',
+                          URDFWarning, stacklevel=4)
+        # the inertial <origin xyz> places the mass centre; its rpy rotates the tensor
+        T = pose[name] @ inertial.origin
+        R = T[:3, :3]
+        parts[k].append((inertial.mass, T[:3, 3].copy(), R @ inertial.inertia @ R.T))
+    bodies = [merge_inertias(parts[k + 1]) for k in range(n)]
+    for k, (_, _, inertia) in enumerate(bodies):
+        _check_triangle(merged[k + 1], inertia)
+    return bodies, merged, root_mass
+
+
+def principal_moments(inertia: np.ndarray) -> np.ndarray:
+    """Return the principal moments of a symmetric 3x3 tensor, ascending."""
+    if not (inertia[0, 1] or inertia[0, 2] or inertia[1, 2]):
+        return np.sort(np.diagonal(inertia))
+    return np.linalg.eigvalsh(inertia)
+
+
+def _excess(moments: np.ndarray) -> float:
+    """Return I_3 - I_1 - I_2 of ascending moments: > 0 breaks the triangle inequality."""
+    return float(moments[2] - moments[0] - moments[1])
+
+
+def _rounding(moments: np.ndarray) -> float:
+    return TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum())
+
+
+def _check_triangle(links: List[str], inertia: np.ndarray):
+    """Raise for a body whose moments no rigid body has; warn once on the edge."""
+    moments = principal_moments(inertia)
+    excess = _excess(moments)
+    if excess <= _rounding(moments):
+        return
+    largest = float(moments[2])
+    what = f'link {links[0]!r}' if len(links) == 1 else f'the body of links {links}'
+    if excess > TRIANGLE_WARN * largest:
+        raise ValueError(f'{what}: <inertia> violates the triangle inequality: principal '
+                         f'moments {moments} have I_1 + I_2 < I_3 by '
+                         f'{excess:.3g}; no rigid body has them')
+    warnings.warn(f'{what}: <inertia> principal moments break the triangle inequality by '
+                  f'{excess:.3g} ({excess / largest:.2g} of the largest); read as given, as '
+                  'urdfdom and Pinocchio do (an excess this small comes from rounding the '
+                  'printed values)', URDFWarning, stacklevel=4)
+
+
+def _joint_frames(path: List[Joint], n: int) -> np.ndarray:
+    """Return X_tree (n, 4, 4): body k-1 frame to joint k frame, fixed joints folded in."""
+    X_tree = np.empty((n, 4, 4))
+    k = 0
+    T = np.eye(4)
+    for joint in path:
+        T = T @ joint.origin
+        if joint.kind in MOVABLE:
+            X_tree[k] = T
+            T = np.eye(4)
+            k += 1
+    return X_tree
+
+
+def _locked_value(joint: Joint, joints, locked_positions, on_path) -> float:
     if joint.name in locked_positions:
         return float(locked_positions[joint.name])
-    if joint.type in MOVABLE and joint.mimic is not None:
+    if joint.kind in MOVABLE and joint.mimic is not None:
         source = joint.mimic.joint
         if source in joints and joints[source].child in on_path:
             raise ValueError(f'side-branch joint {joint.name!r} mimics chain joint '
                              f'{source!r}; it cannot be locked rigidly')
         base = float(locked_positions.get(source, 0.0))
-        return (joint.mimic.multiplier or 1.0) * base + (joint.mimic.offset or 0.0)
+        return joint.mimic.multiplier * base + joint.mimic.offset
     return 0.0
 
 
-def _limits(joint) -> Tuple[float, float, float, float]:
+def _limits(joint: Joint) -> Tuple[float, float, float, float]:
+    """
+    Return (lower, upper, effort, velocity); -inf/inf where the URDF sets no limit.
+
+    A continuous joint has no position limits; lower == upper (both 0 when omitted,
+    as urdfdom reads them) means none either.  Effort or velocity 0 means no limit.
+    """
     limit = joint.limit
     lower, upper, effort, velocity = -np.inf, np.inf, np.inf, np.inf
     if limit is not None:
-        if joint.type != 'continuous' and limit.lower is not None and limit.upper is not None \
-                and limit.upper > limit.lower:
-            lower, upper = float(limit.lower), float(limit.upper)
-        if limit.effort is not None and limit.effort > 0:
-            effort = float(limit.effort)
-        if limit.velocity is not None and limit.velocity > 0:
-            velocity = float(limit.velocity)
+        if joint.kind != 'continuous' and limit.lower is not None \
+                and limit.upper is not None and limit.upper > limit.lower:
+            lower, upper = limit.lower, limit.upper
+        if limit.effort > 0:
+            effort = limit.effort
+        if limit.velocity > 0:
+            velocity = limit.velocity
     return lower, upper, effort, velocity

@@ -3,11 +3,12 @@ Where both nodes get their robot model from (the one shared implementation).
 
 Order of precedence:
 
-1. the ``robot_description`` string parameter (URDF XML);
-2. else the ``urdf_path`` parameter (a URDF file);
+1. the ``robot_description`` string parameter (URDF XML, never a file path);
+2. else the ``urdf_path`` parameter (a URDF file, the only way to name a file);
 3. else the ``robot_description`` topic (std_msgs/String; depth 1, reliable,
    transient_local, as robot_state_publisher publishes it).  Every new description
-   received there rebuilds the model.
+   received there rebuilds the model.  Its text is XML, never a file path: a
+   message that is not XML is refused unread.
 
 ``base_link``, ``tip_link``, ``gravity``, ``side_branches`` and ``max_dof`` are
 passed to :func:`denoc_dynamics.load_urdf`.  A description with more than
@@ -24,7 +25,7 @@ from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
 from .parameters import declare
-from .. import load_urdf
+from .. import load_urdf, load_urdf_xml
 
 #: QoS of /robot_description: latched like robot_state_publisher's publisher.
 ROBOT_DESCRIPTION_QOS = QoSProfile(
@@ -85,7 +86,7 @@ class RobotModelSource:
         if description:
             self._load_or_raise(description, 'the robot_description parameter')
         elif path:
-            self._load_or_raise(path, f'urdf_path {path}')
+            self._load_or_raise(path, f'urdf_path {path}', from_file=True)
         else:
             self.subscription = node.create_subscription(
                 String, DESCRIPTION_TOPIC, self._on_description, ROBOT_DESCRIPTION_QOS)
@@ -93,11 +94,12 @@ class RobotModelSource:
                 'no robot_description or urdf_path parameter: waiting for the robot '
                 f'description on topic {self.subscription.topic_name}')
 
-    def load(self, urdf: str, source: str):
-        """Build the model from a URDF file or XML and hand it to ``on_model``."""
-        robot = load_urdf(urdf, base_link=self.base_link or None,
-                          tip_link=self.tip_link or None, gravity=tuple(self.gravity),
-                          side_branches=self.side_branches, max_dof=self.max_dof)
+    def load(self, urdf: str, source: str, from_file: bool = False):
+        """Build the model from URDF XML (or a file, ``from_file``); hand it to ``on_model``."""
+        read = load_urdf if from_file else load_urdf_xml
+        robot = read(urdf, base_link=self.base_link or None,
+                     tip_link=self.tip_link or None, gravity=tuple(self.gravity),
+                     side_branches=self.side_branches, max_dof=self.max_dof)
         self._on_model(robot, source)
         self.robot = robot
         self.source = source
@@ -106,9 +108,9 @@ class RobotModelSource:
             f'{robot.joint_names} ({robot.chain.base_link} -> {robot.chain.tip_link})')
         return robot
 
-    def _load_or_raise(self, urdf, source):
+    def _load_or_raise(self, urdf, source, from_file=False):
         try:
-            self.load(urdf, source)
+            self.load(urdf, source, from_file)
         except (ValueError, OSError, KeyError, TypeError) as exc:
             raise RuntimeError(f'cannot load the robot model from {source}: {exc}') from exc
 
