@@ -25,7 +25,7 @@ TESTS  ?= test
 
 # --- what the venv gets (all from PyPI) --------------------------------------
 # Numerics and the reference implementations used by tests and benchmarks.
-PY_PKGS := numpy scipy yourdfpy pytest matplotlib pin example-robot-data
+PY_PKGS := numpy scipy yourdfpy pytest matplotlib pin example-robot-data hypothesis
 # ROS 2 Kilted runtime wheels (pinned: the wheels of one distro must match).
 ROS_PKGS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 \
 	ros-builtin-interfaces==2.3.0 ros-std-msgs==5.5.1 ros-sensor-msgs==5.5.1 \

@@ -9,11 +9,14 @@ results as the reference, for chains placed farther and farther from the base or
 * ``wrist``: two revolute joints carrying 10 t cubes of 1 mm, on a fixed mount d from
   the base (``heavy_wrist_urdf``);
 * ``wrist on rod``: the same wrist at the end of a light rod of length d, turned by a
-  third revolute joint at the base;
+  third revolute joint at the base about y (across the rod) or, ``rod axis``, about x
+  (along the rod: no large entry in the GIM);
 * ``planar``: a 2-DOF planar arm of 1 m, 1 kg rods whose first joint is d from the base.
 
 Columns: relative errors (Frobenius / 2-norm) of the GIM (vs ``crba``), ID (vs
-``rnea``), U D U^T (vs ``crba``), I^-1 (vs ``computeMinverse``) and the paper-003 H;
+``rnea``), U D U^T (vs ``crba``), I^-1 (vs the inverse of ``crba``'s M by LAPACK;
+Pinocchio's own ``computeMinverse`` is shown too: it loses digits far from the base
+origin) and the paper-003 H;
 FD's backward error eta = ||M qdd - phi|| / (||M|| ||qdd|| + ||phi||) (M from ``crba``,
 phi = tau - ``rnea``(q, qd, 0)) divided by eps cond(M), ours and ``aba``'s.  The worst
 of 5 random states is shown.
@@ -43,6 +46,9 @@ def cases():
         yield 'wrist', d, urdf_factory.heavy_wrist_urdf(d)
     for d in DISTANCES[1:]:
         yield 'wrist on rod', d, urdf_factory.heavy_wrist_urdf(d, moving=True)
+    for d in DISTANCES[1:]:
+        yield 'rod axis', d, urdf_factory.heavy_wrist_urdf(d, moving=True,
+                                                           shoulder_axis='1 0 0')
     for d in DISTANCES:
         yield 'planar', d, urdf_factory.planar_urdf([1.0, 1.0], [1.0, 1.0], base_offset=d)
 
@@ -77,8 +83,9 @@ def measure(pin, urdf, states=5, seed=3):
         M = M[np.ix_(idx, idx)]
         b = pin.rnea(model, data, qp, qdp, np.zeros(model.nv))[idx]
         tau_id = pin.rnea(model, data, qp, qdp, qddp)[idx]
-        Minv = pin.computeMinverse(model, data, qp).copy()
-        Minv = (np.triu(Minv) + np.triu(Minv, 1).T)[np.ix_(idx, idx)]
+        Minv_pin = pin.computeMinverse(model, data, qp).copy()
+        Minv_pin = (np.triu(Minv_pin) + np.triu(Minv_pin, 1).T)[np.ix_(idx, idx)]
+        Minv = np.linalg.inv(M)
         qdd_pin = pin.aba(model, data, qp, qdp, taup)[idx]
         U, dd = robot.udu(q)
         H, _ = robot.composite_body(q, qd)
@@ -88,6 +95,7 @@ def measure(pin, urdf, states=5, seed=3):
             'ID': rel(robot.inverse_dynamics(q, qd, qddp[idx]), tau_id),
             'UDU': rel(U @ np.diag(dd) @ U.T, M),
             'inv GIM': rel(robot.inverse_inertia_matrix(q), Minv),
+            'pin Minv': rel(Minv_pin, Minv),
             'H (003)': rel(H, M),
             'FD eta/(eps cond)': backward_error(M, robot.forward_dynamics(q, qd, tau), tau - b)
             / scale,

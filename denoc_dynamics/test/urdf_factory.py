@@ -117,14 +117,16 @@ def box_inertia(m, size):
     return np.eye(3) * (m * size * size / 6.0)
 
 
-def heavy_wrist_urdf(distance, mass=1e4, size=1e-3, moving=False):
+def heavy_wrist_urdf(distance, mass=1e4, size=1e-3, moving=False, shoulder_axis='0 1 0'):
     """
     Return a chain whose last two joints carry a small, heavy body far from the base.
 
     Two revolute joints 2 ``size`` apart (axes z and x) each carry a cube of ``mass`` and
     edge ``size``.  The first of them sits ``distance`` from the base origin: on a fixed
     mount (``moving`` False, a 2-DOF chain), or at the end of a light 1 kg rod of that
-    length turned by a revolute y joint at the base (``moving`` True, 3 DOF).
+    length along x, turned by a revolute joint at the base (``moving`` True, 3 DOF)
+    about ``shoulder_axis``.  About x (along the rod) the wrist stays near the
+    shoulder axis, and no entry of the GIM is large.
     """
     I = box_inertia(mass, size)
     parts = ['<robot name="heavy_wrist"><link name="base_link"/>']
@@ -133,7 +135,7 @@ def heavy_wrist_urdf(distance, mass=1e4, size=1e-3, moving=False):
         rod = np.diag([1e-4, distance ** 2 / 12.0, distance ** 2 / 12.0])
         parts.append(f'<link name="rod">{_inertial(1.0, (distance / 2, 0.0, 0.0), rod)}</link>'
                      '<joint name="shoulder" type="revolute"><parent link="base_link"/>'
-                     '<child link="rod"/><origin xyz="0 0 0"/><axis xyz="0 1 0"/>'
+                     f'<child link="rod"/><origin xyz="0 0 0"/><axis xyz="{shoulder_axis}"/>'
                      '<limit lower="-3" upper="3" effort="100" velocity="2"/></joint>')
         parent = 'rod'
     for k, axis in enumerate(('0 0 1', '1 0 0'), start=1):
