@@ -21,7 +21,7 @@ running sums over the links (vectorized, no sequential loop):
 (the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  Eq. 22 needs
 B_ij for every pair: with y_i = M~_i p_i, i_ij = y_i^T B_ij p_j is evaluated with y_i
 and p_j both moved to the first joint origin O_1, as one matrix product
-(``Kinematics.wrench_at_O1``, ``p_O1``), and the diagonal i_ii = p_i^T y_i at O_i.
+(``Kinematics.at_O1``), and the diagonal i_ii = p_i^T y_i at O_i.
 Only these off-diagonal products see the distance O_i - O_1, and only linearly (an
 error of eps |O_i - O_1| |f_i|, f_i the force part of y_i); the distance of the
 chain from the base origin does not enter at all.
@@ -98,9 +98,11 @@ def lower_triangle(kin) -> np.ndarray:
     """
     p = kin.p
     y = matvec(composite_inertias(kin), p)
-    A = kin.wrench_at_O1(y) @ np.swapaxes(kin.p_O1, -1, -2)
+    diagonal = dot(p, y)
+    y_O1, p_O1 = kin.at_O1(y)
+    A = y_O1 @ np.swapaxes(p_O1, -1, -2)
     n = p.shape[-2]
-    A[..., np.arange(n), np.arange(n)] = dot(p, y)
+    A.reshape(A.shape[:-2] + (n * n,))[..., ::n + 1] = diagonal
     return A
 
 

@@ -142,22 +142,18 @@ class Kinematics:
         B[..., 3:, :3] = -self.r_x
         return B
 
-    @cached_property
-    def _O_rel_x(self) -> np.ndarray:
-        return skew(self.O_rel)
+    def at_O1(self, y: np.ndarray):
+        """
+        Return (y_O1, p_O1): wrenches y_i (..., n, 6) and the p_i moved to O_1.
 
-    @cached_property
-    def p_O1(self) -> np.ndarray:
-        """Return p_i referred to the first joint origin O_1: [a; l + (O_i - O_1) x a]."""
+        A wrench [n; f] at O_i becomes [n + (O_i - O_1) x f; f], a twist [a; l] becomes
+        [a; l + (O_i - O_1) x a].  ``y`` is overwritten with the result.
+        """
+        S_x = skew(self.O_rel)
+        y[..., :3] += matvec(S_x, y[..., 3:])
         p = self.p.copy()
-        p[..., 3:] += matvec(self._O_rel_x, p[..., :3])
-        return p
-
-    def wrench_at_O1(self, y: np.ndarray) -> np.ndarray:
-        """Return wrenches y_i [n; f] at O_i moved to O_1: [n + (O_i - O_1) x f; f]."""
-        y = y.copy()
-        y[..., :3] += matvec(self._O_rel_x, y[..., 3:])
-        return y
+        p[..., 3:] += matvec(S_x, p[..., :3])
+        return y, p
 
     # --- positions and axes in the base frame ------------------------------------
     @cached_property

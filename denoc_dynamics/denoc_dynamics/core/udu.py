@@ -50,7 +50,8 @@ def articulated_bodies(kin):
 def udu(kin):
     """Return (U, d) with I = U diag(d) U^T, U unit upper triangular (000 eqs. 32-34)."""
     psi, m_hat = articulated_bodies(kin)
-    A = kin.p_O1 @ np.swapaxes(kin.wrench_at_O1(psi), -1, -2)    # A_ik = p_i^T B_ki^T psi_k
+    psi_O1, p_O1 = kin.at_O1(psi)
+    A = p_O1 @ np.swapaxes(psi_O1, -1, -2)          # A_ik = p_i^T B_ki^T psi_k
     n = A.shape[-1]
     U = np.triu(A, 1) + np.eye(n)
     return U, m_hat
