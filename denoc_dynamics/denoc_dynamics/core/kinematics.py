@@ -109,11 +109,12 @@ class Kinematics:
 
     Body i referred to its joint origin O_i, in base-frame components (computed at
     once): ``p`` (..., n, 6), ``M`` (..., n, 6, 6), ``r`` (..., n, 3),
-    r_i = O_i - O_{i-1} (r_1 = O_1), and ``r_x`` = [r_i x] (..., n, 3, 3).  Computed when first read: ``B_prev``
-    B_{i,i-1} (..., n, 6, 6); ``R`` (..., n, 3, 3) body orientations, ``O`` (..., n, 3)
-    joint origins, ``e`` joint axes, ``C`` mass centres, ``d = C - O``, ``I``
-    inertias about C; ``O_rel`` and ``C_rel``, the points relative to O_1.  Also
-    ``m`` (n,) masses, ``m_tilde`` (n,) composite masses and ``prismatic`` (n,) flags.
+    r_i = O_i - O_{i-1} (r_1 = O_1), ``r_x`` = [r_i x] (..., n, 3, 3), ``R``
+    (..., n, 3, 3) body orientations and ``e`` (..., n, 3) joint axes.  Computed when
+    first read: ``B_prev`` B_{i,i-1} (..., n, 6, 6); ``O`` (..., n, 3) joint origins,
+    ``C`` mass centres, ``d = C - O``, ``I`` inertias about C; ``O_rel`` and
+    ``C_rel``, the points relative to O_1.  Also ``m`` (n,) masses, ``m_tilde`` (n,)
+    composite masses and ``prismatic`` (n,) flags.
     """
 
     def __init__(self, chain, basis: JointMotionBasis, q: np.ndarray):
