@@ -193,7 +193,7 @@ def extreme_chains(draw):
     return urdf, length_scale, q, rng.normal(size=n), rng.normal(size=n)
 
 
-@hypothesis.settings(max_examples=300, derandomize=True, deadline=None,
+@hypothesis.settings(max_examples=300, derandomize=True, deadline=None, database=None,
                      suppress_health_check=list(hypothesis.HealthCheck))
 @hypothesis.given(extreme_chains())
 def test_extreme_chains_fd_backward_error(example):
