@@ -150,7 +150,9 @@ class Kinematics:
         A wrench [n; f] at O_i becomes [n + (O_i - O_1) x f; f], a twist [a; l] becomes
         [a; l + (O_i - O_1) x a].  ``y`` is overwritten with the result.
         """
-        S_x = skew(self.O_rel)
+        S_x = self.r_x.copy()                        # [(O_i - O_1) x] = sum of [r_k x], k > 1
+        S_x[..., 0, :, :] = 0.0
+        S_x = cumsum(S_x, axis=-3)
         y[..., :3] += matvec(S_x, y[..., 3:])
         p = self.p.copy()
         p[..., 3:] += matvec(S_x, p[..., :3])
