@@ -19,7 +19,7 @@ UDU                ``udu``                            ``crba`` + ``cholesky.deco
 inverse GIM        ``inverse_inertia_matrix``         ``computeMinverse``
 =================  ================================  ====================================
 
-``kinematics`` (our p_i and M_i at the base origin) and ``bias forces`` (ID with
+``kinematics`` (our p_i and M_i at the joint origins) and ``bias forces`` (ID with
 qdd = 0, the phi of FD) are the first two stages of every FD call, so the rows show
 where the FD time goes.  Pinocchio's ``cholesky.decompose`` factors M = U D U^T (the
 same factorization as our ``udu``) from the M that ``crba`` leaves in ``data``.

@@ -535,8 +535,8 @@ Why they differ:
   matrix-vector product is a full dense product (36 M + 30 A for M p), and symmetric
   results (M^_k, M~_k) are computed in all 36 entries instead of 21.  Saha's scalar
   forms exploit the block structure of M_i = [[I, m c x], [-m c x, m 1]] and of
-  B_ij = [[1, 0], [c x, 1]].  Referred to the base origin and rotated into the base
-  frame, M_i and p_i have no exact zeros left, so the 'nonzero' tier cannot recover
+  B_ij = [[1, 0], [c x, 1]].  Rotated into the base frame, M_i has no exact zeros
+  left, so the 'nonzero' tier cannot recover
   that structure: it only removes the zeros of constant tensors and fresh arrays.
 * Cross products as matrices.  The core writes a x b as one einsum with the 3x3x3
   permutation tensor (27 two-factor products) and the spatial t x s and t x* f as
@@ -547,14 +547,15 @@ Why they differ:
   the papers' counts; 'nonzero' drops the zero terms and 'essential' the products
   with +-1.  The matrix form costs more arithmetic but far fewer numpy calls per
   state, and one BLAS product for a whole batch.
-* Reference point.  Everything is referred to the base origin (paper 003's choice), so
-  B_ij = 1 and Saha's twist-propagation products vanish from the sweeps: the
-  articulated sweep and the two solve sweeps together cost fewer multiplications
-  per joint than Saha's 201 (see above).  The price is paid in the kinematics, which
-  transforms every M_i and p_i to the origin with dense 6x6 products (currently
-  F M_body F^T) and forms the body transforms by a Hillis-Steele prefix product: O(n log n) 6x6
-  products instead of n sequential 3x3 rotations, hence the poor linear fit of the
-  kinematics and its large per-joint count.
+* Reference point.  Body i is referred to its joint origin O_i (for precision far
+  from the base origin, issue 9), so B_{i,i-1} shifts the point by r_i: the running
+  sums gain a second pass with the w x r_i terms (3x3 products with [r_i x]), the
+  composite bodies a third (the parallel-axis terms), and the articulated sweep and
+  the solve sweeps apply B_{i,i-1} as dense 6x6 products.  The kinematics rotates
+  every M_i into the base frame with dense 6x6 products (diag(R, R) M_body
+  diag(R, R)^T) and forms the body rotations by a Hillis-Steele prefix product:
+  O(n log n) 3x3 products instead of n sequential ones, hence the poor linear fit of
+  the kinematics and its large per-joint count.
 * What is counted.  'FD denoc' is phi = tau - ID(q, qd, 0) (the Newton-Euler bias,
   the largest part) plus the articulated sweep and the three solve sweeps, without the
   kinematics; Saha's count (like Featherstone's 199n - 198 it is compared with) is for

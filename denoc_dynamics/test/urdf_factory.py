@@ -16,15 +16,16 @@ def _inertial(m, com, I, rpy=(0.0, 0.0, 0.0)):
             f'izz="{float(I[2, 2])!r}"/></inertial>')
 
 
-def planar_urdf(lengths, masses, rod=True):
+def planar_urdf(lengths, masses, rod=True, base_offset=0.0):
     """
     Saha's planar arm (000 §6): revolute z joints, links along x.
 
     With ``rod`` each link is a uniform rod (mass centre at l/2, I_zz = m l^2/12);
     otherwise all of its mass sits at the distal joint with zero rotational inertia.
+    The first joint sits ``base_offset`` along x from the base origin.
     """
     parts = ['<robot name="planar"><link name="base_link"/>']
-    parent, offset = 'base_link', 0.0
+    parent, offset = 'base_link', base_offset
     for i, (l, m) in enumerate(zip(lengths, masses), start=1):
         if rod:
             I = np.diag([0.0, m * l * l / 12.0, m * l * l / 12.0])
@@ -52,26 +53,39 @@ def random_inertia(rng, m):
     return Q @ np.diag(principal) @ Q.T
 
 
-def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain'):
+def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain',
+                      mass_scale=None, length_scale=None, base_offset=None):
     """
     Return a random serial chain of n movable joints, with fixed joints sprinkled in.
 
     Axes, joint origins (xyz and rpy), masses, mass centres, inertial rpy and full
-    inertia tensors are random; a fraction of joints is prismatic.
+    inertia tensors are random; a fraction of joints is prismatic.  Extreme chains:
+    ``mass_scale`` and ``length_scale`` (n factors each) multiply link i's masses and
+    its lengths (joint offset, mass centre, body size: inertia ~ m l^2); ``base_offset``
+    (xyz) mounts the chain on a fixed joint that far from the base origin.  Without
+    them the chain (and the draws from ``rng``) are those of the default.
     """
+    mass_scale = np.ones(n) if mass_scale is None else np.asarray(mass_scale, float)
+    length_scale = np.ones(n) if length_scale is None else np.asarray(length_scale, float)
     parts = [f'<robot name="{name}"><link name="base_link"/>']
     parent = 'base_link'
+    if base_offset is not None:
+        parts.append(f'<link name="mount"/><joint name="mount_joint" type="fixed"><parent '
+                     f'link="base_link"/><child link="mount"/><origin xyz="{_v(base_offset)}"'
+                     f'/></joint>')
+        parent = 'mount'
     count = 0
     for i in range(1, n + 1):
+        ms, ls = mass_scale[i - 1], length_scale[i - 1]
         kind = 'prismatic' if rng.random() < prismatic else 'revolute'
         if i == 1 and kind == 'prismatic':
             kind = 'revolute'
         m = float(rng.uniform(0.2, 3.0))
-        I = random_inertia(rng, m)
-        com = rng.uniform(-0.1, 0.1, 3)
+        I = random_inertia(rng, m) * (ms * ls * ls)
+        com = rng.uniform(-0.1, 0.1, 3) * ls
         rpy = rng.uniform(-np.pi, np.pi, 3)
-        parts.append(f'<link name="link{i}">{_inertial(m, com, I, rpy)}</link>')
-        xyz = rng.uniform(-0.2, 0.2, 3)
+        parts.append(f'<link name="link{i}">{_inertial(m * ms, com, I, rpy)}</link>')
+        xyz = rng.uniform(-0.2, 0.2, 3) * ls
         orpy = rng.uniform(-np.pi, np.pi, 3)
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
@@ -85,13 +99,51 @@ def random_chain_urdf(rng, n, prismatic=0.2, fixed=0.3, name='random_chain'):
         if rng.random() < fixed:
             count += 1
             m2 = float(rng.uniform(0.1, 1.0))
-            xyz = rng.uniform(-0.1, 0.1, 3)
+            xyz = rng.uniform(-0.1, 0.1, 3) * ls
             orpy = rng.uniform(-np.pi, np.pi, 3)
-            parts.append(f'<link name="fixed{count}">'
-                         f'{_inertial(m2, rng.uniform(-0.05, 0.05, 3), random_inertia(rng, m2))}'
+            com2 = rng.uniform(-0.05, 0.05, 3) * ls
+            I2 = random_inertia(rng, m2) * (ms * ls * ls)
+            parts.append(f'<link name="fixed{count}">{_inertial(m2 * ms, com2, I2)}'
                          f'</link><joint name="weld{count}" type="fixed"><parent link="{parent}"/>'
                          f'<child link="fixed{count}"/><origin xyz="{_v(xyz)}" '
                          f'rpy="{_v(orpy)}"/></joint>')
             parent = f'fixed{count}'
+    parts.append('</robot>')
+    return ''.join(parts)
+
+
+def box_inertia(m, size):
+    """Return the inertia tensor of a solid cube of mass m and edge ``size`` about its centre."""
+    return np.eye(3) * (m * size * size / 6.0)
+
+
+def heavy_wrist_urdf(distance, mass=1e4, size=1e-3, moving=False, shoulder_axis='0 1 0'):
+    """
+    Return a chain whose last two joints carry a small, heavy body far from the base.
+
+    Two revolute joints 2 ``size`` apart (axes z and x) each carry a cube of ``mass`` and
+    edge ``size``.  The first of them sits ``distance`` from the base origin: on a fixed
+    mount (``moving`` False, a 2-DOF chain), or at the end of a light 1 kg rod of that
+    length along x, turned by a revolute joint at the base (``moving`` True, 3 DOF)
+    about ``shoulder_axis``.  About x (along the rod) the wrist stays near the
+    shoulder axis, and no entry of the GIM is large.
+    """
+    I = box_inertia(mass, size)
+    parts = ['<robot name="heavy_wrist"><link name="base_link"/>']
+    parent, origin = 'base_link', (distance, 0.0, 0.0)
+    if moving:
+        rod = np.diag([1e-4, distance ** 2 / 12.0, distance ** 2 / 12.0])
+        parts.append(f'<link name="rod">{_inertial(1.0, (distance / 2, 0.0, 0.0), rod)}</link>'
+                     '<joint name="shoulder" type="revolute"><parent link="base_link"/>'
+                     f'<child link="rod"/><origin xyz="0 0 0"/><axis xyz="{shoulder_axis}"/>'
+                     '<limit lower="-3" upper="3" effort="100" velocity="2"/></joint>')
+        parent = 'rod'
+    for k, axis in enumerate(('0 0 1', '1 0 0'), start=1):
+        parts.append(f'<link name="body{k}">{_inertial(mass, (size / 2, 0.0, 0.0), I)}</link>'
+                     f'<joint name="wrist{k}" type="revolute"><parent link="{parent}"/>'
+                     f'<child link="body{k}"/><origin xyz="{_v(origin)}"/>'
+                     f'<axis xyz="{axis}"/>'
+                     '<limit lower="-3" upper="3" effort="100" velocity="2"/></joint>')
+        parent, origin = f'body{k}', (2 * size, 0.0, 0.0)
     parts.append('</robot>')
     return ''.join(parts)

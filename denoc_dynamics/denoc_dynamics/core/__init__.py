@@ -14,7 +14,7 @@ module                 algorithm
 ``udu``                I = U D U^T by reverse Gaussian elimination (000 §5.1, 002, 004)
 ``inverse_inertia``    analytical I^-1 = U^-T D^-1 U^-1 (000 eqs. 36-41)
 ``forward_dynamics``   O(n) three-sweep forward dynamics (002 eqs. 14-19); Cholesky
-``composite_body``     H and b about the base origin (paper 003)
+``composite_body``     H and b about one fixed point (paper 003)
 ``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
 =====================  =============================================================
 """

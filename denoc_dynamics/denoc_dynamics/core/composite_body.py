@@ -1,9 +1,14 @@
 """
-Composite bodies about the base origin: H and the bias vector b (paper 003).
+Composite bodies about one fixed point: H and the bias vector b (paper 003).
 
 An independent way to form the equations of motion H qdd + b = tau, written with
-3-vectors and every point measured from the base-frame origin, as in paper 003.
+3-vectors and every point measured from one point fixed in space, as in paper 003.
 It shares no recursion with the DeNOC modules and serves as their cross-check.
+Paper 003 measures from the base-frame origin; any fixed point will do, and here it
+is the point where the first joint origin O_1 is now (``Kinematics.O_rel``,
+``C_rel``), so that a chain mounted far from the base origin does not carry its
+distance through the sums (the DeNOC modules go further and refer each body to its
+own joint origin).  Below, "the origin" is that point.
 
 Composite body j is links j..n (003 eqs. 2-3): mass m_j, first moment
 s_j = sum m_k C_k about the origin, and inertia tensor J_j about the origin
@@ -33,7 +38,7 @@ from .spatial import cross, dot, reverse_cumsum
 def _composite_moments(kin):
     """Return composite mass (n,), first moment s (..., n, 3), inertia J about O (..., n, 3, 3)."""
     m = kin.m
-    C = kin.C
+    C = kin.C_rel
     J_link = kin.I + m[:, None, None] * (dot(C, C)[..., None, None] * np.eye(3)
                                          - C[..., :, None] * C[..., None, :])
     return (reverse_cumsum(m, axis=-1), reverse_cumsum(m[:, None] * C, axis=-2),
@@ -47,7 +52,7 @@ def _project(kin, h, L, pairs=False):
     u_m . (h - O_m x L) for a revolute joint m, u_m . L for a prismatic one.  With
     ``pairs`` the result is (..., m, j) for the h_j, L_j of every composite body j.
     """
-    u, O, prismatic = kin.e, kin.O, kin.prismatic
+    u, O, prismatic = kin.e, kin.O_rel, kin.prismatic
     if pairs:
         u, O, prismatic = u[..., :, None, :], O[..., :, None, :], prismatic[:, None]
         h, L = h[..., None, :, :], L[..., None, :, :]
@@ -57,7 +62,7 @@ def _project(kin, h, L, pairs=False):
 def inertia_matrix(kin) -> np.ndarray:
     """Return H (..., n, n) by the composite-body method (003 eq. 12), symmetric."""
     m_c, s, J = _composite_moments(kin)
-    u, O = kin.e, kin.O
+    u, O = kin.e, kin.O_rel
     r = s - m_c[:, None] * O
     L = np.where(kin.prismatic[:, None], m_c[:, None] * u, cross(u, r))
     h = np.where(kin.prismatic[:, None], cross(s, u),
@@ -71,7 +76,7 @@ def inertia_matrix(kin) -> np.ndarray:
 def bias_vector(kin, qd: np.ndarray, gravity) -> np.ndarray:
     """Return b(q, qd) = D(qd) + g(q), so that H qdd + b = tau (003 eq. 31)."""
     g = np.asarray(gravity, float)
-    u, O, C = kin.e, kin.O, kin.C
+    u, O, C = kin.e, kin.O_rel, kin.C_rel
     n = kin.m.shape[0]
     shape = np.broadcast_shapes(qd.shape[:-1], O.shape[:-2])
     w = np.zeros(shape + (3,))           # angular velocity of the previous link

@@ -12,33 +12,39 @@ without forming I:
                         qdd_i = tau~_i - psi_i^T mu_{i,i-1},  mu_i = p_i qdd_i + mu_{i,i-1}
                                                                             (002 eqs. 18-19)
 
-psi_i and m^_i come from the articulated-body sweep of :mod:`.udu`.  Referred to the
-base origin B = 1 (see :mod:`.kinematics`).  The O(n^3) reference solves the same
-system with the composite-body GIM and a Cholesky factorization.
+psi_i and m^_i come from the articulated-body sweep of :mod:`.udu`.  eta_i and mu_i
+are referred to the joint origin O_i like every body quantity (see :mod:`.kinematics`),
+and B_{i,i-1} (``B_prev``) moves them between neighbouring joints.  The O(n^3)
+reference solves the same system with the composite-body GIM and a Cholesky
+factorization.
 """
 
 import numpy as np
 from scipy.linalg.lapack import dposv
 
 from .gim import lower_triangle
-from .spatial import dot
+from .spatial import dot, matvec, vecmat
 from .udu import articulated_bodies
 
 
 def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
     """Return qdd with I qdd = phi by the three O(n) sweeps (002 eqs. 14-19)."""
     psi, m_hat = articulated_bodies(kin)
-    p = kin.p
+    p, B = kin.p, kin.B_prev
     n = p.shape[-2]
     tau_hat = np.empty(phi.shape)
     eta = np.zeros(phi.shape[:-1] + (6,))
     for i in range(n - 1, -1, -1):
         tau_hat[..., i] = phi[..., i] - dot(p[..., i, :], eta)
         eta = eta + psi[..., i, :] * tau_hat[..., i, None]
+        if i:
+            eta = vecmat(eta, B[..., i, :, :])                      # eta_{i-1,i}
     tau_tilde = tau_hat / m_hat
     qdd = np.empty(phi.shape)
     mu = np.zeros(phi.shape[:-1] + (6,))
     for i in range(n):
+        if i:
+            mu = matvec(B[..., i, :, :], mu)                        # mu_{i,i-1}
         qdd[..., i] = tau_tilde[..., i] - dot(psi[..., i, :], mu)
         mu = mu + p[..., i, :] * qdd[..., i, None]
     return qdd

@@ -9,21 +9,77 @@ and the GIM follows as
 
     i_ij = p_i^T M~_i B_ij p_j    (i >= j, symmetric)              (000 eq. 22).
 
-Referred to the base origin every B is 1 (see :mod:`.kinematics`), so M~_i is the
-reverse running sum of the M_k, and with y_i = M~_i p_i the whole lower triangle is
-i_ij = y_i^T p_j: O(n^2) work in a fixed number of array operations.
+Each M~_i is referred to the joint origin O_i (see :mod:`.kinematics`), where
+B_{i+1,i} moves the point by r_{i+1}.  Written with the mass m, the first moment h
+and the inertia J about the point, M = [[J, h x], [-h x, m 1]], eq. 21 becomes three
+running sums over the links (vectorized, no sequential loop):
+
+    m~_i = m_i + m~_{i+1},
+    h~_i = h_i + h~_{i+1} + m~_{i+1} r_{i+1},
+    J~_i = J_i + J~_{i+1} - [g x][r x] - [r x][g x],   g = h~_{i+1} + m~_{i+1} r / 2,
+
+(the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  Eq. 22 needs
+B_ij for every pair: with y_i = M~_i p_i, i_ij = y_i^T B_ij p_j is evaluated with y_i
+and p_j both moved to the first joint origin O_1, as one matrix product
+(``Kinematics.at_O1``), and the diagonal i_ii = p_i^T y_i at O_i.
+Only these off-diagonal products see the distance O_i - O_1, and only linearly (an
+error of eps |O_i - O_1| |f_i|, f_i the force part of y_i); the distance of the
+chain from the base origin does not enter at all.
 """
 
 from functools import lru_cache
 
 import numpy as np
 
-from .spatial import matvec, reverse_cumsum
+from .spatial import dot, matvec, reverse_cumsum, skew
+
+# entries of M (flattened 6x6) that hold the first moment h = (h_x, h_y, h_z):
+# the lower-left block is -[h x]
+_FIRST_MOMENT = np.array([26, 30, 19])
+
+
+def _rigid_body_basis() -> np.ndarray:
+    """Return E (13, 36): [J (9), h (3), m] E = [[J, h x], [-h x, m 1]] flattened."""
+    E = np.zeros((13, 6, 6))
+    E[np.arange(9), np.repeat(np.arange(3), 3), np.tile(np.arange(3), 3)] = 1.0
+    for k in range(3):
+        unit = np.zeros(3)
+        unit[k] = 1.0
+        E[9 + k, :3, 3:] = skew(unit)
+        E[9 + k, 3:, :3] = -skew(unit)
+    E[12, 3:, 3:] = np.eye(3)
+    return E.reshape(13, 36)
+
+
+_RIGID_BODY_BASIS = _rigid_body_basis()
+
+
+def composite_moments(kin) -> np.ndarray:
+    """
+    Return [J~_i (9), h~_i (3), m~_i] (..., n, 13): composite body i about O_i (000 eq. 21).
+
+    Inertia J~ about O_i (row-major), first moment h~ and mass m~ of bodies i..n.
+    """
+    M, r, r_x = kin.M, kin.r[..., 1:, :], kin.r_x[..., 1:, :, :]
+    m_tilde = kin.m_tilde
+    h = np.take(M.reshape(M.shape[:-2] + (36,)), _FIRST_MOMENT, axis=-1)
+    m_r = m_tilde[1:, None] * r
+    h[..., :-1, :] += m_r
+    h_tilde = reverse_cumsum(h, axis=-2)
+    g_r = skew(h_tilde[..., 1:, :] + 0.5 * m_r) @ r_x              # [g x][r x]
+    J = M[..., :3, :3].copy()
+    J[..., :-1, :, :] -= g_r + np.swapaxes(g_r, -1, -2)
+    moments = np.empty(h.shape[:-1] + (13,))
+    moments[..., :9] = reverse_cumsum(J, axis=-3).reshape(h.shape[:-1] + (9,))
+    moments[..., 9:12] = h_tilde
+    moments[..., 12] = m_tilde
+    return moments
 
 
 def composite_inertias(kin) -> np.ndarray:
-    """Return M~_i (..., n, 6, 6), the extended masses of the composite bodies (000 eq. 21)."""
-    return reverse_cumsum(kin.M, axis=-3)
+    """Return M~_i about O_i (..., n, 6, 6), the composite bodies' extended masses (000 eq. 21)."""
+    moments = composite_moments(kin)
+    return (moments @ _RIGID_BODY_BASIS).reshape(moments.shape[:-1] + (6, 6))
 
 
 def inertia_matrix(kin) -> np.ndarray:
@@ -36,10 +92,18 @@ def lower_triangle(kin) -> np.ndarray:
     """
     Return A (..., n, n) whose lower triangle (i >= j) is the GIM's (000 eq. 22).
 
-    With y_i = M~_i p_i, A_ij = y_i^T p_j; above the diagonal A is not the GIM.
+    With y_i = M~_i p_i, A_ij = y_i^T B_ij p_j, both moved to O_1; the diagonal
+    i_ii = p_i^T y_i is taken at O_i, where no digit cancels.  Above the diagonal A is
+    not the GIM.
     """
-    y = matvec(composite_inertias(kin), kin.p)
-    return y @ np.swapaxes(kin.p, -1, -2)
+    p = kin.p
+    y = matvec(composite_inertias(kin), p)
+    diagonal = dot(p, y)
+    y_O1, p_O1 = kin.at_O1(y)
+    A = y_O1 @ np.swapaxes(p_O1, -1, -2)
+    n = p.shape[-2]
+    A.reshape(A.shape[:-2] + (n * n,))[..., ::n + 1] = diagonal
+    return A
 
 
 @lru_cache(maxsize=None)

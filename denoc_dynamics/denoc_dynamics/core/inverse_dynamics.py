@@ -5,23 +5,28 @@ With the DeNOC matrices, t = N qd, N = N_l N_d (000 eq. 13), and the equations o
 motion of the chain are tau = N^T w* (000 eqs. 16-18): the joint torques are the
 projections p_i^T of the wrenches w~_i that the composite bodies i..n need.
 
-Every twist here is referred to the base origin (see :mod:`.kinematics`), where
-every B_ij = 1.  The forward recursion t_i = B_{i,i-1} t_{i-1} + p_i qd_i (000
-eq. 10) is then a running sum over the links, and so is its time derivative,
+Each body's twist and wrench are referred to its joint origin O_i (see
+:mod:`.kinematics`), so B_{i,i-1} only moves the point by r_i = O_i - O_{i-1}.  The
+forward recursion t_i = B_{i,i-1} t_{i-1} + p_i qd_i (000 eq. 10) and its time
+derivative,
 
-    td_i = td_{i-1} + p_i qdd_i + pd_i qd_i,    pd_i = t_i x p_i,
+    td_i = B_{i,i-1} td_{i-1} + p_i qdd_i + pd_i qd_i,    pd_i = t_i x p_i,
 
-with gravity entering as the base acceleration td_0 = [0; -g].  The Newton-Euler
-wrench of body i is w*_i = M_i td_i + t_i x* M_i t_i (the W_i M_i t_i term of 000
-eq. 17 for this reference point), less any external wrench.  The backward recursion
-w~_i = w*_i + B_{i+1,i}^T w~_{i+1} is the reverse running sum, and tau_i = p_i^T w~_i.
+are running sums over the links (:func:`.spatial.shifted_cumsum`), with gravity as
+the base acceleration td_0 = [0; -g] (the same at every point).  td_i is the spatial
+acceleration (the rate of the twist at the point fixed in space where O_i is now), so
+the Newton-Euler wrench of body i is w*_i = M_i td_i + t_i x* M_i t_i (the W_i M_i t_i
+term of 000 eq. 17 for this reference point), less any external wrench.  The backward
+recursion w~_i = w*_i + B_{i+1,i}^T w~_{i+1} (000 eq. 18) is the reverse running sum
+(:func:`.spatial.shifted_reverse_cumsum`), and tau_i = p_i^T w~_i.
 """
 
 from typing import Optional
 
 import numpy as np
 
-from .spatial import cross, cross_matrix, cumsum, dot, matvec, reverse_cumsum, vecmat
+from .spatial import (cross, cross_matrix, dot, matvec, shifted_cumsum,
+                      shifted_reverse_cumsum, vecmat)
 
 
 def base_acceleration(gravity) -> np.ndarray:
@@ -39,18 +44,18 @@ def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.nda
     C_i; force] in the base frame acting on each body; they are subtracted from the
     Newton-Euler wrenches.
     """
-    p = kin.p
+    p, r_x = kin.p, kin.r_x
     p_qd = p * qd[..., None]
-    t = cumsum(p_qd, axis=-2)                                       # 000 eq. 10
+    t = shifted_cumsum(p_qd, r_x)                                     # 000 eq. 10
     t_x = cross_matrix(t)                                           # [t_i x]
     accel = matvec(t_x, p_qd)                                       # pd_i qd_i = t_i x p_i qd_i
     if qdd is not None:
         accel += p * qdd[..., None]
-    td = td0 + cumsum(accel, axis=-2)
+    td = td0 + shifted_cumsum(accel, r_x)
     # 000 eq. 17: w*_i = M_i td_i + t_i x* (M_i t_i), and t x* f = -[t x]^T f
     w_star = matvec(kin.M, td) - vecmat(matvec(kin.M, t), t_x)
     if f_ext is not None:
-        moment_O = f_ext[..., :3] + cross(kin.C, f_ext[..., 3:])
+        moment_O = f_ext[..., :3] + cross(kin.d, f_ext[..., 3:])     # about O_i
         w_star = w_star - np.concatenate((moment_O, f_ext[..., 3:]), axis=-1)
-    w_tilde = reverse_cumsum(w_star, axis=-2)                       # 000 eq. 18
+    w_tilde = shifted_reverse_cumsum(w_star, r_x)                     # 000 eq. 18
     return dot(p, w_tilde)

@@ -8,9 +8,10 @@ without any numerical inversion (000 eqs. 38-41):
 
 with Psi_j^T acting as y -> y - psi_j (p_j^T y) (``docs/algorithms.md``).  Column k is
 the walk of y from psi_k down to link i, one Psi^T per step.  The walks of all
-columns advance together: at step i every column k > i takes its entry
-(U^-1)_ik = -p_i^T y and then y <- y + psi_i (U^-1)_ik.  With B = 1 (base-origin
-reference, see :mod:`.kinematics`) that is n sequential steps of O(n) array work.
+columns advance together: at step i every column k > i moves y from O_{i+1} to O_i
+(B_{i+1,i}^T; every quantity is referred to its joint origin, see :mod:`.kinematics`),
+takes its entry (U^-1)_ik = -p_i^T y and then y <- y + psi_i (U^-1)_ik: n sequential
+steps of O(n) array work.
 """
 
 import numpy as np
@@ -18,8 +19,9 @@ import numpy as np
 from .udu import articulated_bodies
 
 
-def unit_upper_inverse(p: np.ndarray, psi: np.ndarray) -> np.ndarray:
-    """Return U^-1 (..., n, n) from p_i and psi_i (000 eqs. 38-41)."""
+def unit_upper_inverse(p: np.ndarray, psi: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Return U^-1 (..., n, n) from p_i, psi_i and B_{i,i-1} (000 eqs. 38-41)."""
+    B_T = np.swapaxes(B, -1, -2)
     n = p.shape[-2]
     batch = p.shape[:-2]
     U_inv = np.zeros(batch + (n, n))
@@ -27,6 +29,7 @@ def unit_upper_inverse(p: np.ndarray, psi: np.ndarray) -> np.ndarray:
     Y = np.zeros(batch + (6, n))                   # column k holds y for U^-1 column k
     Y[..., :, n - 1] = psi[..., n - 1, :]
     for i in range(n - 2, -1, -1):
+        Y = B_T[..., i + 1, :, :] @ Y
         row = -np.einsum('...a,...ak->...k', p[..., i, :], Y[..., :, i + 1:])
         U_inv[..., i, i + 1:] = row
         Y[..., :, i + 1:] += psi[..., i, :, None] * row[..., None, :]
@@ -37,5 +40,5 @@ def unit_upper_inverse(p: np.ndarray, psi: np.ndarray) -> np.ndarray:
 def inverse_inertia_matrix(kin) -> np.ndarray:
     """Return I^-1 = U^-T D^-1 U^-1 (..., n, n) (000 eq. 36)."""
     psi, m_hat = articulated_bodies(kin)
-    U_inv = unit_upper_inverse(kin.p, psi)
+    U_inv = unit_upper_inverse(kin.p, psi, kin.B_prev)
     return np.swapaxes(U_inv, -1, -2) @ (U_inv / m_hat[..., :, None])

@@ -3,7 +3,7 @@ DeNOC kinematic quantities at a configuration q (paper 000, eqs. 1-15).
 
 For each joint/body i, in the base frame at the current q:
 
-* e_i, the unit joint axis, and O_i, the joint origin;
+* e_i, the unit joint axis, and O_i, the joint origin (the origin of body frame i);
 * C_i, the mass centre of body i, and d_i = C_i - O_i (000 eq. 9);
 * c_{i,i-1} = C_{i-1} - C_i and the twist-propagation matrix
   B_{i,i-1} = [[1, 0], [c_{i,i-1} x, 1]] (000 eq. 11);
@@ -11,16 +11,23 @@ For each joint/body i, in the base frame at the current q:
 * the extended mass M_i = diag(I_i, m_i 1) at the mass centre (000 eq. 15).
 
 Saha refers the twist of body i, t_i = [w_i; v_i], to its own mass centre, so that
-t_i = B_{i,i-1} t_{i-1} + p_i qd_i (000 eq. 10).  The choice of point is free: the
-same algebra holds with every twist referred to one common point, and paper 003
-uses the base origin.  Moving body i's reference point from C_i to the base origin O
-maps p_i -> B_{O,i} p_i and M_i -> B_{i,O}^T M_i B_{i,O}, and makes every
-B_{i,j} = 1 because the origin is the same point for all bodies.  The recursions of
-the algorithm modules then become running sums over the links, which numpy
-evaluates at once for all links; only the articulated-body sweep and the two solve
-sweeps of forward dynamics stay sequential.  :class:`Kinematics` carries both forms:
-the mass-centre form for reading against paper 000 (``p_C``, ``M_C``, ``B``), and the
-origin form (``p``, ``M``) that the algorithms use.
+t_i = B_{i,i-1} t_{i-1} + p_i qd_i (000 eq. 10).  The choice of a point on each body
+is free, and the algorithms here refer body i's quantities to its joint origin O_i
+(in base-frame components): then p_i = [e_i; 0] or [0; e_i], M_i is the body's
+extended mass about O_i, and B_{i,i-1} = [[1, 0], [-r_i x, 1]] with the short
+vector r_i = O_i - O_{i-1} from the joint before, read off the joint's own transform.
+Every number is thus of the size of the body and its neighbours, wherever the chain
+sits: referring everything to the base origin instead (paper 003; all B_ij = 1)
+cancels digits as m |O_i|^2 against m (body size)^2 far from the base.
+
+The recursions stay vectorized over the links: B_{i,i-1} only shifts the point, and
+shifts compose by adding the r's, so a forward recursion y_i = B_{i,i-1} y_{i-1} + x_i
+(the product of N_l of 000 eq. 13) is two running sums, the angular one and then the
+linear one with the w x r_i terms (:func:`.spatial.shifted_cumsum`); the backward
+recursion with B^T likewise (:func:`.spatial.shifted_reverse_cumsum`).  Only the
+articulated-body sweep and the two solve sweeps of forward dynamics stay sequential,
+and they apply B_{i,i-1} (``B_prev``) step by step.  :class:`Kinematics` also keeps
+Saha's mass-centre form (``p_C``, ``M_C``, ``B``) for reading against paper 000.
 
 All arrays carry the batch axes of q in front: q of shape (..., n) gives e of shape
 (..., n, 3), p of shape (..., n, 6) and M of shape (..., n, 6, 6).
@@ -30,68 +37,55 @@ from functools import cached_property
 
 import numpy as np
 
-from .spatial import cross, matvec, skew
+from .spatial import cross, cumsum, matvec, reverse_cumsum, skew, vecmat
 
 
 class JointMotionBasis:
     """
-    Constants that make each body's spatial transform cheap to evaluate.
+    Constants that make each joint's transform cheap to evaluate.
 
-    Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k).  A
-    twist in body-k coordinates maps to body k-1 by the 6x6 transform
-    Ad(A) = [[R, 0], [o x R, R]].  With Rodrigues' formula J = 1 + sin q K
-    + (1 - cos q) K^2 (K = [a x]) for a revolute joint, and J = translation by a q
-    for a prismatic one, Ad(A_k) = T0 + sin q T1 + (1 - cos q) T2 + q T3, so all
-    joints are evaluated at once as one product of the coefficient rows
-    [1, sin q, 1 - cos q, q] with the stacked T0..T3 (``T_stack``, (n, 4, 36)).
+    Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k), with
+    rotation R_tree J_R(q) and origin o_tree + R_tree a q (prismatic).  With
+    Rodrigues' formula J_R = 1 + sin q K + (1 - cos q) K^2 (K = [a x]) for a revolute
+    joint, the rotation and the origin of all joints are one product of the
+    coefficient rows [1, sin q, 1 - cos q, q] with the stacked terms (``T_stack``,
+    (n, 4, 12): 9 rotation entries and 3 origin coordinates).
     """
 
     def __init__(self, chain):
-        """Precompute T0..T3 (stacked), the joint axes s_k and the body inertias."""
+        """Precompute the stacked terms, the joint-motion maps and the body inertias."""
         n = chain.n
         K = skew(chain.axis)
-        zero = np.zeros((n, 3, 3))
-        X = _adjoint(chain.X_tree[:, :3, :3], chain.X_tree[:, :3, 3])
-        KK = _blocks(K, zero, zero, K)
+        R_tree = chain.X_tree[:, :3, :3]
         revolute = (~chain.prismatic)[:, None, None]
-        T1 = np.where(revolute, X @ KK, 0.0)
-        T2 = np.where(revolute, X @ KK @ KK, 0.0)
-        T3 = np.where(revolute, 0.0, X @ _blocks(zero, zero, K, zero))
+        zero = np.zeros((n, 3))
+
+        def term(R, o):
+            return np.concatenate((R.reshape(n, 9), o), axis=-1)
+
+        terms = (term(R_tree, chain.X_tree[:, :3, 3]),
+                 term(np.where(revolute, R_tree @ K, 0.0), zero),
+                 term(np.where(revolute, R_tree @ K @ K, 0.0), zero))
         self.any_prismatic = bool(chain.prismatic.any())
-        terms = (X, T1, T2) + ((T3,) if self.any_prismatic else ())
-        self.T_stack = np.stack(terms, axis=1).reshape(n, len(terms), 36)
-        # joint motion in body coordinates: [a; 0] (revolute) or [0; a] (prismatic)
-        self.s = np.where(chain.prismatic[:, None],
-                          np.concatenate((0 * chain.axis, chain.axis), -1),
-                          np.concatenate((chain.axis, 0 * chain.axis), -1))
+        if self.any_prismatic:
+            slide = np.where(chain.prismatic[:, None], matvec(R_tree, chain.axis), 0.0)
+            terms += (term(np.zeros((n, 3, 3)), slide),)
+        self.T_stack = np.stack(terms, axis=1)
+        # p_i = e_i S_i: [e; 0] (revolute) or [0; e] (prismatic)
+        self.S = np.concatenate((revolute * np.eye(3), ~revolute * np.eye(3)), axis=-1)
         # extended mass of each body about its frame origin, in body coordinates
         self.M_body = spatial_inertia(chain.mass, chain.com, chain.inertia)
-        # Ad^-T = [[R, o x R], [0, R]] is Ad with its angular and linear halves
-        # swapped: these index the 36 entries of Ad for Ad^-T and for Ad^-1.
-        swap = np.r_[3:6, 0:3]
-        entries = np.arange(36).reshape(6, 6)[np.ix_(swap, swap)]
-        self.inverse_transpose_entries = entries.ravel()
-        self.inverse_entries = entries.T.ravel()
+        # masses of the composite bodies i..n (000 eq. 21)
+        self.m_tilde = reverse_cumsum(chain.mass, axis=-1)
 
 
-def _blocks(A, B, C, D):
-    """Return the stack of 6x6 matrices [[A, B], [C, D]] from 3x3 blocks."""
-    return np.concatenate((np.concatenate((A, B), -1), np.concatenate((C, D), -1)), -2)
-
-
-def _adjoint(R, o):
-    """Return Ad = [[R, 0], [o x R, R]], the twist transform of the pose (R, o)."""
-    return _blocks(R, np.zeros_like(R), skew(o) @ R, R)
-
-
-def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
+def body_rotations(basis: JointMotionBasis, q: np.ndarray):
     """
-    Return Ad(T_i), T_i = A_1 ... A_i, for all bodies: shape (..., n, 6, 6).
+    Return (R, o): body orientations R_i (..., n, 3, 3) and joint offsets o_i (..., n, 3).
 
-    Ad(T_i) maps a twist in body-i coordinates at the body origin to base
-    coordinates at the base origin.  The running product is a parallel prefix
-    (Hillis-Steele): ceil(log2 n) batched matrix products instead of n sequential
-    ones.
+    o_i = O_i - O_{i-1} in the coordinates of body i-1 (from A_i alone).  The running
+    product R_i = R_{i-1} R_tree,i J_R,i is a parallel prefix (Hillis-Steele):
+    ceil(log2 n) batched matrix products instead of n sequential ones.
     """
     rows = np.empty(q.shape + (1, basis.T_stack.shape[-2]))       # [1, sin q, 1 - cos q, q]
     rows[..., 0, 0] = 1.0
@@ -99,67 +93,98 @@ def body_transforms(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     np.subtract(1.0, np.cos(q), out=rows[..., 0, 2])
     if basis.any_prismatic:
         rows[..., 0, 3] = q
-    T = (rows @ basis.T_stack).reshape(q.shape + (6, 6))
+    A = (rows @ basis.T_stack)[..., 0, :]
+    R = A[..., :9].reshape(q.shape + (3, 3))
     n = q.shape[-1]
     step = 1
     while step < n:
-        T[..., step:, :, :] = T[..., :-step, :, :] @ T[..., step:, :, :]
+        R[..., step:, :, :] = R[..., :-step, :, :] @ R[..., step:, :, :]
         step *= 2
-    return T
+    return R, A[..., 9:]
 
 
 class Kinematics:
     """
     The DeNOC quantities of a chain at q (000 eqs. 1-15), batched over q's leading axes.
 
-    Referred to the base origin (computed at once): ``p`` (..., n, 6) and ``M``
-    (..., n, 6, 6).  In the base frame (computed when first read): ``R``
-    (..., n, 3, 3) body orientations, ``O`` (..., n, 3) joint origins, ``e`` joint
-    axes, ``C`` mass centres, ``d = C - O``, ``I`` inertias about C.  Also ``m`` (n,)
-    masses and ``prismatic`` (n,) flags.
+    Body i referred to its joint origin O_i, in base-frame components (computed at
+    once): ``p`` (..., n, 6), ``M`` (..., n, 6, 6), ``r`` (..., n, 3),
+    r_i = O_i - O_{i-1} (r_1 = O_1), ``r_x`` = [r_i x] (..., n, 3, 3), ``R``
+    (..., n, 3, 3) body orientations and ``e`` (..., n, 3) joint axes.  Computed when
+    first read: ``B_prev`` B_{i,i-1} (..., n, 6, 6); ``O`` (..., n, 3) joint origins,
+    ``C`` mass centres, ``d = C - O``, ``I`` inertias about C; ``O_rel`` and
+    ``C_rel``, the points relative to O_1.  Also ``m`` (n,) masses, ``m_tilde`` (n,)
+    composite masses and ``prismatic`` (n,) flags.
     """
 
     def __init__(self, chain, basis: JointMotionBasis, q: np.ndarray):
-        """Evaluate the forward kinematics and the origin-referred p_i and M_i at q."""
+        """Evaluate the forward kinematics and p_i, M_i about the joint origins at q."""
         self.q = q
         self.chain = chain
         self.prismatic = chain.prismatic
         self.m = chain.mass
-        self.Ad = body_transforms(basis, q)
-        self.p = matvec(self.Ad, basis.s)
-        # M_i about the origin: Ad^-T M_body Ad^-1, with Ad^-T = [[R, o x R], [0, R]]
-        # gathered from Ad's entries (contiguous copies keep the products fast)
-        entries = self.Ad.reshape(q.shape + (36,))
-        F = np.take(entries, basis.inverse_transpose_entries, axis=-1).reshape(self.Ad.shape)
-        F_T = np.take(entries, basis.inverse_entries, axis=-1).reshape(self.Ad.shape)
-        self.M = (F @ basis.M_body) @ F_T
+        self.m_tilde = basis.m_tilde
+        self.R, o = body_rotations(basis, q)
+        self.r = o.copy()
+        self.r[..., 1:, :] = matvec(self.R[..., :-1, :, :], o[..., 1:, :])
+        self.r_x = skew(self.r)
+        self.e = matvec(self.R, chain.axis)
+        self.p = vecmat(self.e, basis.S)
+        # M_i about O_i in base components: diag(R, R) M_body diag(R, R)^T
+        R6 = np.zeros(q.shape + (6, 6))
+        R6[..., :3, :3] = R6[..., 3:, 3:] = self.R
+        self.M = (R6 @ basis.M_body) @ np.swapaxes(R6, -1, -2)
+
+    @cached_property
+    def B_prev(self) -> np.ndarray:
+        """Return B_{i,i-1} = [[1, 0], [-r_i x, 1]] (..., n, 6, 6), points O_i (000 eq. 11)."""
+        B = np.zeros(self.r.shape[:-1] + (6, 6))
+        B[..., :, :] = np.eye(6)
+        B[..., 3:, :3] = -self.r_x
+        return B
+
+    def at_O1(self, y: np.ndarray):
+        """
+        Return (y_O1, p_O1): wrenches y_i (..., n, 6) and the p_i moved to O_1.
+
+        A wrench [n; f] at O_i becomes [n + (O_i - O_1) x f; f], a twist [a; l] becomes
+        [a; l + (O_i - O_1) x a].  ``y`` is overwritten with the result.
+        """
+        S_x = self.r_x.copy()                        # [(O_i - O_1) x] = sum of [r_k x], k > 1
+        S_x[..., 0, :, :] = 0.0
+        S_x = cumsum(S_x, axis=-3)
+        y[..., :3] += matvec(S_x, y[..., 3:])
+        p = self.p.copy()
+        p[..., 3:] += matvec(S_x, p[..., :3])
+        return y, p
 
     # --- positions and axes in the base frame ------------------------------------
     @cached_property
-    def R(self) -> np.ndarray:
-        """Return the body orientations R_i (..., n, 3, 3)."""
-        return self.Ad[..., :3, :3]
+    def O_rel(self) -> np.ndarray:
+        """Return O_i - O_1 (..., n, 3), summed from the r_i (no large numbers)."""
+        r = self.r.copy()
+        r[..., 0, :] = 0.0
+        return cumsum(r, axis=-2)
 
     @cached_property
     def O(self) -> np.ndarray:
         """Return the body-frame origins O_i, the joint origins (..., n, 3)."""
-        ox = self.Ad[..., 3:, :3] @ np.swapaxes(self.R, -1, -2)     # [o x] = (o x R) R^T
-        return np.stack((ox[..., 2, 1], ox[..., 0, 2], ox[..., 1, 0]), axis=-1)
+        return self.r[..., :1, :] + self.O_rel
 
     @cached_property
-    def e(self) -> np.ndarray:
-        """Return the unit joint axes e_i (..., n, 3)."""
-        return np.einsum('...ij,...j->...i', self.R, self.chain.axis)
+    def C_rel(self) -> np.ndarray:
+        """Return C_i - O_1 (..., n, 3)."""
+        return self.O_rel + self.d
 
     @cached_property
     def C(self) -> np.ndarray:
         """Return the mass centres C_i (..., n, 3)."""
-        return self.O + np.einsum('...ij,...j->...i', self.R, self.chain.com)
+        return self.O + self.d
 
     @cached_property
     def d(self) -> np.ndarray:
         """Return d_i = C_i - O_i (000 eq. 9)."""
-        return self.C - self.O
+        return matvec(self.R, self.chain.com)
 
     @cached_property
     def I(self) -> np.ndarray:
@@ -190,7 +215,7 @@ class Kinematics:
         """
         out = np.zeros(self.C.shape[:-2] + (6, 6))
         out[...] = np.eye(6)
-        out[..., 3:, :3] = skew(self.C[..., j, :] - self.C[..., i, :])
+        out[..., 3:, :3] = skew(self.C_rel[..., j, :] - self.C_rel[..., i, :])
         return out
 
 

@@ -195,7 +195,7 @@ class Robot:
         return self._blockwise(inverse_inertia_matrix, self._state(q, 'q'))
 
     def composite_body(self, q, qd):
-        """Return (H, b) by the composite-body method about the base origin (paper 003)."""
+        """Return (H, b) by the composite-body method about one fixed point (paper 003)."""
         q, qd = self._states(q=q, qd=qd)
         return self._blockwise(self._composite_body, q, qd)
 

@@ -24,9 +24,12 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum('ijk,...j,...k->...i', _LEVI_CIVITA, a, b)
 
 
+_SKEW_BASIS = -_LEVI_CIVITA.transpose(2, 0, 1).reshape(3, 9)     # a E = [a x] flattened
+
+
 def skew(a: np.ndarray) -> np.ndarray:
-    """Return the cross-product matrix [a x] of 3-vectors on the last axis."""
-    return -np.einsum('ijk,...k->...ij', _LEVI_CIVITA, a)
+    """Return the cross-product matrix [a x] of 3-vectors on the last axis (one product)."""
+    return (a @ _SKEW_BASIS).reshape(a.shape[:-1] + (3, 3))
 
 
 def _cross_matrix_basis() -> np.ndarray:
@@ -95,3 +98,31 @@ def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     """Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum)."""
     flip = (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
     return np.add.accumulate(x[flip], axis=axis)[flip]
+
+
+def shifted_cumsum(x: np.ndarray, r_x: np.ndarray) -> np.ndarray:
+    """
+    Return y_i = B_{i,i-1} y_{i-1} + x_i, y_1 = x_1, for twists x_i at the points O_i.
+
+    B_{i,i-1} moves a twist [w; v] from O_{i-1} to O_i = O_{i-1} + r_i: [w; v + w x r_i]
+    (000 eq. 11).  Moves add up, so y_i = sum_{k <= i} B_ik x_k is a running sum of x
+    plus a running sum of W_{i-1} x r_i, with W the running sum of the angular parts:
+    two passes over the links at once.  x (..., n, 6); r_x (..., n, 3, 3) holds
+    [r_i x] (r_1 is not used).
+    """
+    y = cumsum(x, axis=-2)
+    y[..., 1:, 3:] -= cumsum(matvec(r_x[..., 1:, :, :], y[..., :-1, :3]), axis=-2)
+    return y
+
+
+def shifted_reverse_cumsum(w: np.ndarray, r_x: np.ndarray) -> np.ndarray:
+    """
+    Return y_i = w_i + B_{i+1,i}^T y_{i+1}, y_n = w_n, for wrenches w_i at the points O_i.
+
+    B_{i+1,i}^T moves a wrench [n; f] from O_{i+1} to O_i: [n + r_{i+1} x f; f].  As in
+    :func:`shifted_cumsum`: the reverse running sum of w, plus the reverse running sum
+    of r_{i+1} x F_{i+1}, with F the reverse running sum of the forces.
+    """
+    y = reverse_cumsum(w, axis=-2)
+    y[..., :-1, :3] += reverse_cumsum(matvec(r_x[..., 1:, :, :], y[..., 1:, 3:]), axis=-2)
+    return y

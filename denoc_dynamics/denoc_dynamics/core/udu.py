@@ -13,8 +13,11 @@ D = diag(m^_1 .. m^_n) and the unit upper-triangular U of
 
     U_ik = alpha_ik = psi_k^T B_ki p_i   (i < k)                     (000 eq. 34).
 
-Referred to the base origin, B = 1 (see :mod:`.kinematics`).  The backward sweep is
+Each M^_k is referred to the joint origin O_k (see :mod:`.kinematics`), so that its
+entries stay of the size of the bodies beyond joint k wherever the chain sits; the
+step to link k-1 applies B_{k,k-1} (``B_prev``) on both sides.  The backward sweep is
 the one truly sequential part: it runs over the links once, vectorized over states.
+U is evaluated like the GIM (:mod:`.gim`), with p_i and psi_k moved to O_1.
 """
 
 import numpy as np
@@ -28,7 +31,8 @@ def articulated_bodies(kin):
 
     The backward recursion of 000 eq. 35 / 002 eq. 11, once over the links.
     """
-    p, M = kin.p, kin.M
+    p, M, B = kin.p, kin.M, kin.B_prev
+    B_T = np.swapaxes(B, -1, -2)
     n = p.shape[-2]
     psi = np.empty_like(p)
     m_hat = np.empty(p.shape[:-1])
@@ -38,14 +42,16 @@ def articulated_bodies(kin):
         m_hat[..., k] = dot(p[..., k, :], psi_hat)
         psi[..., k, :] = psi_hat / m_hat[..., k, None]
         if k:
-            M_hat = M[..., k - 1, :, :] + M_hat - psi_hat[..., :, None] * psi[..., k, None, :]
+            Psi_M_hat = M_hat - psi_hat[..., :, None] * psi[..., k, None, :]
+            M_hat = M[..., k - 1, :, :] + B_T[..., k, :, :] @ Psi_M_hat @ B[..., k, :, :]
     return psi, m_hat
 
 
 def udu(kin):
     """Return (U, d) with I = U diag(d) U^T, U unit upper triangular (000 eqs. 32-34)."""
     psi, m_hat = articulated_bodies(kin)
-    A = kin.p @ np.swapaxes(psi, -1, -2)          # A_ik = p_i^T psi_k
+    psi_O1, p_O1 = kin.at_O1(psi)
+    A = p_O1 @ np.swapaxes(psi_O1, -1, -2)          # A_ik = p_i^T B_ki^T psi_k
     n = A.shape[-1]
     U = np.triu(A, 1) + np.eye(n)
     return U, m_hat
