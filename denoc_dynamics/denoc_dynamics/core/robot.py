@@ -20,7 +20,7 @@ from .gim import inertia_matrix
 from .inverse_dynamics import base_acceleration, inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import JointMotionBasis, Kinematics
-from .spatial import dot
+from .spatial import dot, matvec
 from .udu import articulated_bodies, udu
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -246,16 +246,15 @@ class Robot:
         beyond it, an axis through a point mass, a massless link between two
         coaxial joints.  Computed, such a zero is rounding noise, so m^_k is compared
         with the size of what it is summed from in the backward sweep (002 eq. 11),
-        m^_k = p_k^T M_k p_k + p_k^T M^_{k+1} p_k - m^_{k+1} (p_k^T psi_{k+1})^2:
-        body k's own terms, and the part of the articulated body beyond that joint
-        k+1 takes away,
+        m^_k = p_k^T M_k p_k + p_k^T B^T Psi_{k+1} M^_{k+1} B p_k with
+        B = B_{k+1,k}: body k's own terms, and the part of the articulated body beyond
+        it that joint k+1 takes away, m^_{k+1} (p_k^T B^T psi_{k+1})^2, so
 
-            sigma_k = |p_k|^T |M_k| |p_k| + m^_{k+1} (|p_k|^T |psi_{k+1}|)^2
+            sigma_k = |p_k|^T |M_k| |p_k| + m^_{k+1} (|p_k|^T |B|^T |psi_{k+1}|)^2
 
-        (elementwise absolute values, so that terms cancelling in the base-origin
-        form count at their size).  Joint k fails when m^_k <= ARTICULATED_EPS
-        sigma_k.  sigma_k is local: it does not grow with the bodies beyond k+1,
-        unlike the composite inertia I_kk, which grows as n^3 along a chain while m^_k
+        (elementwise absolute values, so that terms that cancel count at their size).
+        Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it
+        does not grow with the bodies beyond k+1, unlike the composite inertia I_kk, which grows as n^3 along a chain while m^_k
         stays bounded (a 20,000-link chain of 0.2 m links has m^_1 / I_kk ~ 1e-12).
         Only the articulated-body sweep runs: no GIM is formed.
         """
@@ -264,7 +263,8 @@ class Robot:
             psi, m_hat = articulated_bodies(kin)
             p_abs = np.abs(kin.p)
             sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(kin.M), p_abs)
-            sigma[:-1] += m_hat[1:] * dot(p_abs[:-1], np.abs(psi[1:])) ** 2
+            B_T_abs = np.abs(np.swapaxes(kin.B_prev[1:], -1, -2))
+            sigma[:-1] += m_hat[1:] * dot(p_abs[:-1], matvec(B_T_abs, np.abs(psi[1:]))) ** 2
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
         if failed.any():
             k = int(np.argmax(failed))
