@@ -255,7 +255,8 @@ class Robot:
         (elementwise absolute values, so that terms that cancel count at their size).
         Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it
         does not grow with the bodies beyond k+1, unlike the composite inertia I_kk,
-        which grows as n^3 along a chain while m^_k stays bounded (a 20,000-link chain of 0.2 m links has m^_1 / I_kk ~ 1e-12).
+        which grows as n^3 along a chain while m^_k stays bounded (a 20,000-link chain
+        of 0.2 m links has m^_1 / I_kk ~ 1e-12).
         Only the articulated-body sweep runs: no GIM is formed.
         """
         kin = Kinematics(self.chain, self._basis, np.zeros(self.n))
