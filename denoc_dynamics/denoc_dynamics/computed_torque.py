@@ -37,7 +37,10 @@ def joint_friction(qd, damping, friction, velocity):
 
 
 def _gains(value, n, name):
-    gains = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    gains = np.asarray(value, dtype=float)
+    if gains.shape not in ((), (n,)):
+        raise ValueError(f'{name} must be one number or {n}, got {value!r}')
+    gains = np.broadcast_to(gains, (n,)).copy()
     if not np.all(np.isfinite(gains)) or np.any(gains < 0.0):
         raise ValueError(f'{name} must be {n} finite numbers >= 0, got {value!r}')
     return gains
@@ -62,8 +65,7 @@ class ComputedTorque:
         chain = robot.chain
         self.effort_limit = np.asarray(chain.effort, dtype=float)
         self.friction_compensation = bool(friction_compensation)
-        self.friction_velocity = np.broadcast_to(
-            np.asarray(friction_velocity, dtype=float), (n,)).copy()
+        self.friction_velocity = _gains(friction_velocity, n, 'friction_velocity')
         if not np.all(self.friction_velocity > 0.0):
             raise ValueError(f'friction_velocity must be > 0, got {friction_velocity!r}')
         self.damping = np.asarray(chain.damping, dtype=float)
@@ -103,3 +105,30 @@ class PDGravity:
         """Return the clamped efforts (qdd_d is not used: no model of the inertia)."""
         tau = self.robot.gravity_torques(q) + self.kp * (q_d - q) + self.kd * (qd_d - qd)
         return np.clip(tau, -self.effort_limit, self.effort_limit)
+
+
+def sampled_loop(sim, law, trajectory, rate: float, duration: float) -> np.ndarray:
+    """
+    Run ``law`` on the simulation ``sim`` as the controller node does; return the errors.
+
+    Every 1 / ``rate`` seconds of simulated time the state is sampled, the reference
+    taken from ``trajectory`` (:class:`denoc_dynamics.trajectory.Trajectory`, in
+    simulated time) at that instant, and the effort ``law(q, qd, q_d, qd_d, qdd_d)``
+    held until the next sample (zero-order hold), for ``duration`` seconds.  The
+    physics rate of ``sim`` must be a multiple of ``rate``.  Returns the position
+    errors q_d - q at the samples, shape (samples, n).
+    """
+    steps = sim.params.physics_rate / rate
+    chunk = int(round(steps))
+    if chunk < 1 or abs(steps - chunk) > 1e-9:
+        raise ValueError(f'the physics rate {sim.params.physics_rate:g} Hz is not a multiple '
+                         f'of the control rate {rate:g} Hz')
+    errors = []
+    for _ in range(int(round(duration * rate))):
+        q, qd = sim.q, sim.qd
+        q_d, qd_d, qdd_d = trajectory.sample(sim.t)
+        errors.append(q_d - q)
+        sim.set_command(law(q, qd, q_d, qd_d, qdd_d))
+        if sim.advance(chunk) < chunk or sim.failure is not None:
+            raise RuntimeError(f'the simulation stopped: {sim.failure}')
+    return np.array(errors)

@@ -218,8 +218,9 @@ class Trajectory:
 
         ``now`` is the time of reception and ``reference`` = (q, qd, qdd) the
         controller's reference then; joints the trajectory does not name hold the
-        reference position.  Points at or before ``now`` are dropped except the last
-        of them, which the reference jumps to (ros2_control's behaviour).
+        reference position.  If the first point is not after ``now``, there is no
+        segment from the reference: the reference jumps onto the trajectory where it
+        is at ``now`` (a late trajectory, or a first point at time 0).
         """
         q_r, qd_r, qdd_r = (np.asarray(x, dtype=float) for x in reference)
         joints = checked.joints
@@ -239,7 +240,7 @@ class Trajectory:
             point = (start_time + float(time_from_start), p, v, a,
                      checked.velocities[k] is not None, checked.accelerations[k] is not None)
             if point[0] <= times[-1]:
-                # reached already (times increase, so no segment yet): jump there
+                # only the first point can be due already: it replaces the start state
                 times[0], positions[0], velocities[0], accelerations[0], has_v[0], has_a[0] = point
                 continue
             orders.append(5 if point[5] and has_a[-1] else 3 if point[4] and has_v[-1] else 1)
