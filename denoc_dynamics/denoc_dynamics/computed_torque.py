@@ -14,8 +14,10 @@ perfect model the error e = q_d - q then obeys ``e'' + K_d e' + K_p e = 0`` on e
 joint alone: K_p = omega^2, K_d = 2 omega gives a critically damped error of natural
 frequency omega.  With ``friction_compensation`` the URDF's joint ``<dynamics>``
 (viscous damping and Coulomb friction, regularized as the simulated arm does) is
-added to b, since it is known to the model too.  The efforts are clamped to the
-URDF's effort limits.
+added as a feedforward f(qd_d) at the desired velocity: equal to the friction at
+zero error, and unable to destabilize the loop where the model's friction is off
+(compensating at the measured velocity would add negative damping there).  The
+efforts are clamped to the URDF's effort limits.
 
 :class:`PDGravity`, PD plus gravity compensation ``tau = g(q) + D (K_p e + K_d e')``,
 is the classic peer that needs no inertia matrix; with D = diag(M(q_0)) at a nominal
@@ -47,7 +49,7 @@ def _gains(value, n, name):
 
 
 class ComputedTorque:
-    """tau = M(q) (qdd_d + K_d e' + K_p e) + b(q, qd), clamped to the effort limits."""
+    """tau = M(q) (qdd_d + K_d e' + K_p e) + b(q, qd) [+ f(qd_d)], clamped to the limits."""
 
     def __init__(self, robot, kp, kd, friction_compensation: bool = True,
                  friction_velocity=0.05):
@@ -75,17 +77,12 @@ class ComputedTorque:
         """Return the commanded acceleration qdd_d + K_d (qd_d - qd) + K_p (q_d - q)."""
         return qdd_d + self.kd * (qd_d - qd) + self.kp * (q_d - q)
 
-    def bias(self, q, qd) -> np.ndarray:
-        """Return b(q, qd): ID(q, qd, 0), plus the joint friction if compensated."""
-        b = self.robot.bias_forces(q, qd)
-        if self.friction_compensation:
-            b = b + joint_friction(qd, self.damping, self.friction, self.friction_velocity)
-        return b
-
     def __call__(self, q, qd, q_d, qd_d, qdd_d) -> np.ndarray:
         """Return the clamped efforts for the state (q, qd) and reference (q_d, qd_d, qdd_d)."""
         a = self.acceleration(q, qd, q_d, qd_d, qdd_d)
-        tau = self.robot.inertia_matrix(q) @ a + self.bias(q, qd)
+        tau = self.robot.inertia_matrix(q) @ a + self.robot.bias_forces(q, qd)
+        if self.friction_compensation:
+            tau += joint_friction(qd_d, self.damping, self.friction, self.friction_velocity)
         return np.clip(tau, -self.effort_limit, self.effort_limit)
 
 

@@ -19,8 +19,8 @@ Subscribes
 Publishes
   ``effort_commands`` (std_msgs/Float64MultiArray), in the order of the ``joints``
   parameter (default: chain order): tau = M(q) (qdd_d + K_d e' + K_p e) + b(q, qd),
-  b with the URDF joint friction if ``friction_compensation``, clamped to the URDF
-  effort limits.  With no trajectory it holds the first position it measured.
+  plus the URDF joint friction at the desired velocity if ``friction_compensation``,
+  clamped to the URDF effort limits.  With no trajectory it holds the first position it measured.
   ``~/controller_state`` (denoc_dynamics_interfaces/TrajectoryControllerState): the
   reference, the measured state, the error and the efforts, for every command.
 
@@ -106,7 +106,8 @@ class TrajectoryController(Node):
             '(K_d = 2 omega: critical damping)', rd, min_value=0.0)
         self.friction_compensation = declare(
             self, 'friction_compensation', Parameter.Type.BOOL, True,
-            'add the URDF joint friction (<dynamics damping friction>) to b(q, qd)', rd)
+            'add the URDF joint friction (<dynamics damping friction>) at the desired '
+            'velocity as a feedforward', rd)
         self.default_friction_velocity = declare(
             self, 'friction_velocity', Parameter.Type.DOUBLE, 0.05,
             'regularization v_eps [rad/s] of the Coulomb friction friction*tanh(qd/v_eps) '
