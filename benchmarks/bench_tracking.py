@@ -13,7 +13,8 @@ rate of ``joint_states`` (``publish_rate`` of the installed ``config/sim_arm.yam
    friction at the desired velocity) against PD plus gravity compensation
    ``g(q) + D (K_p e + K_d e')`` with the same gains (K_p = 400 / s^2, K_d = 40 / s;
    D = diag M(q_0), so that each joint alone has the same natural frequency and
-   damping), on the same trajectory; computed torque also at other control rates.
+   damping), on the same trajectory; computed torque also at other control rates,
+   and with its commands 1 and 3 control periods late.
 2. Through ROS: ``denoc_sim_arm --duration T`` (sim node, dynamics node, trajectory
    controller and demo in one process, real DDS), its ``~/controller_state``
    recorded from another process; the error of every state while the demo runs.
@@ -39,7 +40,7 @@ NAME = 'tracking'
 TITLE = 'Trajectory tracking, denoc_arm7 demo: computed torque vs PD + gravity'
 RMS_TARGET = 1e-3        # [rad]
 RATIO_TARGET = 10.0
-KP, KD = 400.0, 40.0
+KP, KD = 225.0, 30.0
 PHYSICS_RATE = 1000.0
 DEFAULT_RATE = 100.0
 DEMO_PERIOD = 12.0
@@ -57,7 +58,7 @@ def _config_value(key, default):
     return default, 'default'
 
 
-def sampled(robot, law_name, rate, duration, pose) -> dict:
+def sampled(robot, law_name, rate, duration, pose, delay=0) -> dict:
     """Run the sampled control loop in process; return the error statistics."""
     from denoc_dynamics.computed_torque import ComputedTorque, PDGravity, sampled_loop
     from denoc_dynamics.simulation import PhysicsParameters, Simulation
@@ -74,10 +75,10 @@ def sampled(robot, law_name, rate, duration, pose) -> dict:
     else:
         law = PDGravity(robot, KP, KD, pose)
     start = time.perf_counter()
-    errors = sampled_loop(sim, law, trajectory, rate, duration)
+    errors = sampled_loop(sim, law, trajectory, rate, duration, delay)
     wall = time.perf_counter() - start
     return _statistics(errors) | {'law': law_name, 'rate_hz': rate, 'duration_s': duration,
-                                  'wall_s': wall}
+                                  'delay_periods': delay, 'wall_s': wall}
 
 
 def _statistics(errors) -> dict:
@@ -150,11 +151,17 @@ def run(opts) -> dict:
     pose = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])
     duration = DEMO_PERIOD / 2.0 if opts.quick else DEMO_PERIOD
     rates = [rate] if opts.quick else sorted({50.0, rate, 250.0, 1000.0})
-    progress = common.Progress(len(rates) + 2, NAME)
+    delays = [] if opts.quick else [1, 3]
+    progress = common.Progress(len(rates) + len(delays) + 2, NAME)
     ct = {}
     for r in rates:
         ct[r] = sampled(robot, 'computed_torque', r, duration, pose)
         progress.step(f'computed torque at {r:g} Hz: RMS {ct[r]["rms_rad"] * 1e3:.3f} mrad')
+    late = []
+    for d in delays:
+        late.append(sampled(robot, 'computed_torque', rate, duration, pose, delay=d))
+        progress.step(f'computed torque {d} period(s) late: RMS '
+                      f'{late[-1]["rms_rad"] * 1e3:.3f} mrad')
     pd = sampled(robot, 'pd_gravity', rate, duration, pose)
     progress.step(f'PD + g at {rate:g} Hz: RMS {pd["rms_rad"] * 1e3:.2f} mrad')
     node = node_level(duration, timeout=120.0 + 6.0 * duration)
@@ -165,7 +172,8 @@ def run(opts) -> dict:
         'robot': f'denoc_arm7 ({robot.n} DOF)', 'physics': f'RK4 at {PHYSICS_RATE:g} Hz',
         'controller_rate_hz': rate, 'rate_from': rate_source, 'kp': KP, 'kd': KD,
         'demo_period_s': DEMO_PERIOD, 'duration_s': duration,
-        'computed_torque': [ct[r] for r in rates], 'pd_gravity': pd,
+        'computed_torque': [ct[r] for r in rates], 'computed_torque_late': late,
+        'pd_gravity': pd,
         'ratio_pd_over_ct': ratio, 'denoc_sim_arm': node,
         'targets': [
             {'name': f'computed torque RMS error at {rate:g} Hz (in process, sampled loop)',

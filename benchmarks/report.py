@@ -221,6 +221,8 @@ def _tracking(s):
 
     for r in s['computed_torque']:
         row('computed torque, in process (sampled loop)', r)
+    for r in s.get('computed_torque_late', []):
+        row(f'computed torque, in process, commands {r["delay_periods"]} period(s) late', r)
     row('PD + gravity compensation, same gains, in process', s['pd_gravity'])
     node = s['denoc_sim_arm']
     if node.get('rms_rad') is not None:

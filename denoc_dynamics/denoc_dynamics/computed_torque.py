@@ -104,7 +104,8 @@ class PDGravity:
         return np.clip(tau, -self.effort_limit, self.effort_limit)
 
 
-def sampled_loop(sim, law, trajectory, rate: float, duration: float) -> np.ndarray:
+def sampled_loop(sim, law, trajectory, rate: float, duration: float,
+                 delay: int = 0) -> np.ndarray:
     """
     Run ``law`` on the simulation ``sim`` as the controller node does; return the errors.
 
@@ -112,8 +113,10 @@ def sampled_loop(sim, law, trajectory, rate: float, duration: float) -> np.ndarr
     taken from ``trajectory`` (:class:`denoc_dynamics.trajectory.Trajectory`, in
     simulated time) at that instant, and the effort ``law(q, qd, q_d, qd_d, qdd_d)``
     held until the next sample (zero-order hold), for ``duration`` seconds.  The
-    physics rate of ``sim`` must be a multiple of ``rate``.  Returns the position
-    errors q_d - q at the samples, shape (samples, n).
+    physics rate of ``sim`` must be a multiple of ``rate``.  With ``delay`` > 0 each
+    command acts that many periods late (the first one at once), as when the
+    controller's answer misses the next physics chunk.  Returns the
+    position errors q_d - q at the samples, shape (samples, n).
     """
     steps = sim.params.physics_rate / rate
     chunk = int(round(steps))
@@ -121,11 +124,16 @@ def sampled_loop(sim, law, trajectory, rate: float, duration: float) -> np.ndarr
         raise ValueError(f'the physics rate {sim.params.physics_rate:g} Hz is not a multiple '
                          f'of the control rate {rate:g} Hz')
     errors = []
+    pending = []
     for _ in range(int(round(duration * rate))):
         q, qd = sim.q, sim.qd
         q_d, qd_d, qdd_d = trajectory.sample(sim.t)
         errors.append(q_d - q)
-        sim.set_command(law(q, qd, q_d, qd_d, qdd_d))
+        pending.append(law(q, qd, q_d, qd_d, qdd_d))
+        if len(pending) > delay:
+            sim.set_command(pending.pop(0))
+        elif len(errors) == 1:
+            sim.set_command(pending[0])   # the first command acts at once, then late ones
         if sim.advance(chunk) < chunk or sim.failure is not None:
             raise RuntimeError(f'the simulation stopped: {sim.failure}')
     return np.array(errors)

@@ -97,11 +97,11 @@ class TrajectoryController(Node):
             "joint order of the effort_commands array (must match the arm's); empty: the "
             'chain order', rd)
         self.default_kp = declare(
-            self, 'kp', Parameter.Type.DOUBLE, 400.0,
+            self, 'kp', Parameter.Type.DOUBLE, 225.0,
             'position gain K_p [1/s^2] of every joint without gains.<joint>.kp '
             '(K_p = omega^2: natural frequency omega of the error)', rd, min_value=0.0)
         self.default_kd = declare(
-            self, 'kd', Parameter.Type.DOUBLE, 40.0,
+            self, 'kd', Parameter.Type.DOUBLE, 30.0,
             'velocity gain K_d [1/s] of every joint without gains.<joint>.kd '
             '(K_d = 2 omega: critical damping)', rd, min_value=0.0)
         self.friction_compensation = declare(
