@@ -29,7 +29,8 @@ PY_PKGS := numpy scipy lxml pytest hypothesis matplotlib pin example-robot-data
 # ROS 2 Kilted runtime wheels (pinned: the wheels of one distro must match).
 ROS_PKGS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 \
 	ros-builtin-interfaces==2.3.0 ros-std-msgs==5.5.1 ros-sensor-msgs==5.5.1 \
-	ros-std-srvs==5.5.1 ros-rosgraph-msgs==2.3.0 ros-ament-index-python==1.11.0
+	ros-std-srvs==5.5.1 ros-trajectory-msgs==5.5.1 ros-rosgraph-msgs==2.3.0 \
+	ros-ament-index-python==1.11.0
 # Build tools: colcon and what rosidl_generate_interfaces needs.
 BUILD_PKGS := colcon-common-extensions catkin_pkg \
 	ros-ament-cmake==2.7.3 ros-ament-package==0.17.2 \

@@ -53,6 +53,7 @@ export CMAKE_PREFIX_PATH="$VENV"
 unset PYTHONPATH COLCON_PREFIX_PATH
 COLCON_CURRENT_PREFIX="$INSTALL_DIR" . "$INSTALL_DIR/setup.sh"
 unset COLCON_CURRENT_PREFIX
+export PATH="$INSTALL_DIR/denoc_dynamics/lib/denoc_dynamics:$PATH"  # the console scripts
 
 # 4. Runtime settings for ROS 2 and numerics.
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"

@@ -82,7 +82,8 @@ def markdown(results: dict) -> str:
             targets.append([name, 'section failed', '', 'n/a'])
     out.append(_table(['target', 'measured', 'goal', 'result'], targets))
     writers = [('single', _single), ('batch', _batch), ('scaling', _scaling), ('sim', _sim),
-               ('node_latency', _latency), ('opcount', _opcount), ('load', _load)]
+                ('tracking', _tracking), ('node_latency', _latency), ('opcount', _opcount),
+                ('load', _load)]
     for key, writer in writers:
         section = results.get('sections', {}).get(key)
         if section is None:
@@ -203,6 +204,36 @@ def _sim(s):
     if exe.get('error'):
         out += ['', f'denoc_sim_arm: {exe["error"]}.']
     out += ['', f'In-process target measured with: {s["in_process_measure"]}.']
+    return '\n'.join(out)
+
+
+def _tracking(s):
+    out = [f'## Trajectory tracking, {s["robot"]} demo ({s["physics"]}), K_p = {s["kp"]:g} / s^2, '
+           f'K_d = {s["kd"]:g} / s', '',
+           f'Controller rate {s["controller_rate_hz"]:g} Hz (`publish_rate` from '
+           f'{Path(s["rate_from"]).name}); {s["duration_s"]:g} s of the {s["demo_period_s"]:g} s '
+           'demo loop.  Joint position errors q_d - q; RMS over all joints and samples.', '']
+    rows = []
+
+    def row(label, r):
+        per_joint = ', '.join(f'{1e3 * x:.2f}' for x in r.get('rms_per_joint_rad', []))
+        rows.append([label, _f(r.get('controller_rate_hz', r.get('rate_hz'))),
+                     f'{1e3 * r["rms_rad"]:.3f}', f'{1e3 * r["max_rad"]:.2f}', per_joint])
+
+    for r in s['computed_torque']:
+        row('computed torque, in process (sampled loop)', r)
+    for r in s.get('computed_torque_late', []):
+        row(f'computed torque, in process, commands {r["delay_periods"]} period(s) late', r)
+    row('PD + gravity compensation, same gains, in process', s['pd_gravity'])
+    node = s['denoc_sim_arm']
+    if node.get('rms_rad') is not None:
+        row(f'computed torque through `{node["command"]}` (DDS, overall RTF '
+            f'{_f(node.get("overall_rtf"))})', node)
+    out.append(_table(['run', 'rate [Hz]', 'RMS [mrad]', 'max [mrad]',
+                       'RMS per joint [mrad]'], rows))
+    out += ['', f'PD + g / computed torque (RMS, same rate): **{s["ratio_pd_over_ct"]:.0f}x**.']
+    if node.get('error') or node.get('available') is False:
+        out += ['', f'denoc_sim_arm: {node.get("error") or node.get("reason")}.']
     return '\n'.join(out)
 
 

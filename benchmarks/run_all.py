@@ -34,12 +34,13 @@ import bench_node_latency  # noqa: E402
 import bench_scaling  # noqa: E402
 import bench_sim  # noqa: E402
 import bench_single  # noqa: E402
+import bench_tracking  # noqa: E402
 import opcount  # noqa: E402
 import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
-            (bench_single, bench_batch, bench_scaling, bench_sim, bench_node_latency, opcount,
-             bench_load)}
+             (bench_single, bench_batch, bench_scaling, bench_sim, bench_tracking,
+              bench_node_latency, opcount, bench_load)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
            'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
 

@@ -31,6 +31,8 @@ setup(
             'dynamics_node = denoc_dynamics.ros.dynamics_node:main',
             'sim_node = denoc_dynamics.ros.sim_node:main',
             'denoc_sim_arm = denoc_dynamics.ros.sim_arm_main:main',
+            'trajectory_controller = denoc_dynamics.ros.trajectory_controller:main',
+            'send_trajectory = denoc_dynamics.ros.send_trajectory:main',
         ],
     },
 )

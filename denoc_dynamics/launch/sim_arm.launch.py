@@ -1,5 +1,5 @@
 """
-Launch the simulated arm: sim_node + dynamics_node (+ robot_state_publisher).
+Launch the simulated arm: sim_node, dynamics_node, trajectory_controller (+ rsp).
 
 Launch arguments:
   urdf          URDF file (default: the bundled denoc_arm7)
@@ -48,6 +48,13 @@ def _nodes(context):
         Node(
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
             output='screen',
+            parameters=[params_file, {
+                'robot_description': robot_description,
+                'use_sim_time': use_sim_time,
+            }]),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', output='screen',
             parameters=[params_file, {
                 'robot_description': robot_description,
                 'use_sim_time': use_sim_time,

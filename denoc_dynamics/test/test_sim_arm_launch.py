@@ -1,5 +1,5 @@
 """
-launch_testing test of launch/sim_arm.launch.py (sim_node + dynamics_node).
+launch_testing test of launch/sim_arm.launch.py (sim, dynamics, trajectory controller).
 
 Needs launch, launch_ros and launch_testing (a ROS 2 installation); skipped where
 they cannot be imported, e.g. with the PyPI wheels of this repository's venv.
@@ -18,6 +18,7 @@ from ros_helpers import import_launch_modules  # noqa: I100
 
 from ament_index_python.packages import get_package_share_directory  # noqa: E402, I100
 from denoc_dynamics_interfaces.msg import JointAccelerations  # noqa: E402
+from denoc_dynamics_interfaces.msg import TrajectoryControllerState  # noqa: E402
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
@@ -78,6 +79,10 @@ class TestSimArmLaunch(unittest.TestCase):
         self.wait_for_message(Clock, '/clock', qos_profile_sensor_data)
         acc = self.wait_for_message(JointAccelerations, '/dynamics_node/joint_accelerations')
         self.assertEqual(len(acc.acceleration), 7)
+        control = self.wait_for_message(TrajectoryControllerState,
+                                        '/trajectory_controller/controller_state')
+        self.assertEqual(list(control.joint_names), list(state.name))
+        self.assertFalse(control.trajectory_active)   # holding the initial pose
 
     def test_services(self):
         response = self.call(GetInertiaMatrix, '/dynamics_node/get_inertia_matrix',

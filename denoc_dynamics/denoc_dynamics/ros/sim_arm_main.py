@@ -1,7 +1,7 @@
 """
 denoc_sim_arm: the simulated arm and the dynamics node in one process.
 
-Both nodes (and, with ``--demo``, a small demo controller) are composed by hand in
+Both nodes (and, with ``--demo``, the trajectory controller) are composed by hand in
 one executor, whose callbacks the sim node runs between its physics chunks
 (:meth:`SimNode.run`): one thread, no competition for the GIL.  Parameters come from
 the same YAML file as the launch file uses (``--params-file``, default the installed
@@ -9,12 +9,16 @@ the same YAML file as the launch file uses (``--params-file``, default the insta
 override it.  A status line shows the simulated time, the real-time factor and a few
 joint positions (updated in place on a terminal, one line a second otherwise).
 
-The demo controller (on by default, ``--no-demo`` to switch it off) sends computed-
-torque efforts ``tau = ID(q, qd, qdd_ref + Kp (q_ref - q) + Kd (qd_ref - qd))`` with
-the core's inverse dynamics: gravity compensation plus a gentle sinusoid around the
-initial pose on joints 1, 2 and 4, so that the arm visibly moves.  Without it the arm
-holds its initial pose (``start_mode: hold``) until something publishes
-``effort_commands``.
+The demo (on by default, ``--no-demo`` to switch it off) adds the trajectory
+controller (:mod:`.trajectory_controller`, computed torque through the core) and
+makes it follow the demo trajectory (:func:`denoc_dynamics.trajectory.demo_trajectory`,
+a 12 s loop through four poses around the initial one) over and over, until a
+trajectory arrives from elsewhere on ``/trajectory_controller/joint_trajectory``; the
+arm follows that one and then holds.  The controller's friction compensation gets
+the simulated arm's own friction regularization, and the sim node publishes /clock
+and stamps joint_states with the simulated time, on which the controller runs
+whatever the real-time factor.  Without the demo the arm holds
+its initial pose (``start_mode: hold``) until something publishes ``effort_commands``.
 
 Examples::
 
@@ -36,17 +40,14 @@ import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from .dynamics_node import DynamicsNode
-from .joint_io import JointStateReader
-from .joint_io import Rejected
 from .sim_node import SimNode
+from .trajectory_controller import trajectory_msg
+from .trajectory_controller import TrajectoryController
 from ..resources import bundled_urdf
+from ..trajectory import demo_trajectory
 
 PACKAGE = 'denoc_dynamics'
 
@@ -64,52 +65,33 @@ def default_params_file():
     return os.path.join(here, '..', '..', 'config', 'sim_arm.yaml')
 
 
-class DemoController(Node):
-    """Computed-torque tracking of a gentle sinusoid around a pose (for the demo)."""
+class DemoLoop:
+    """
+    Send the demo trajectory to the trajectory controller, again each time it ends.
 
-    #: (joint index, amplitude [rad], period [s]) of the demo motion.
-    MOTION = ((0, 0.5, 8.0), (1, 0.25, 5.0), (3, 0.35, 4.0))
+    The loop (:func:`denoc_dynamics.trajectory.demo_trajectory` around ``pose``) goes
+    straight to the controller (:meth:`TrajectoryController.follow`), as a message on
+    its ``~/joint_trajectory`` would.  Once a trajectory from elsewhere has been
+    accepted, the demo stops: the arm follows that one and then holds.
+    """
 
-    def __init__(self, robot, pose, joints, frequency=1.5, **kwargs):
-        """Track ``pose`` + sinusoids with ``robot``'s inverse dynamics."""
-        super().__init__('demo_controller', **kwargs)
-        self.robot = robot
-        self.pose = np.asarray(pose, dtype=float) if len(pose) else np.zeros(robot.n)
-        omega = 2.0 * math.pi * frequency
-        self.kp, self.kd = omega ** 2, 2.0 * omega
-        index = {name: i for i, name in enumerate(robot.joint_names)}
-        self.order = [index.get(name) for name in (joints or robot.joint_names)]
-        self.t0 = None
-        self.pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
-        self.create_subscription(JointState, 'joint_states', self._on_state,
-                                 qos_profile_sensor_data)
-        self._msg = Float64MultiArray()
-        self.states = JointStateReader(robot.joint_names)
+    def __init__(self, controller, pose, period=0.1):
+        """Check every ``period`` seconds whether ``controller`` needs the demo again."""
+        robot = controller.law.robot
+        chain = robot.chain
+        pose = np.asarray(pose, dtype=float) if len(pose) else np.zeros(robot.n)
+        self.controller = controller
+        self.msg = trajectory_msg(robot.joint_names,
+                                  demo_trajectory(chain.lower, chain.upper, pose))
+        self.sent = 0
+        controller.create_timer(period, self._check)
 
-    def reference(self, t):
-        """Return (q_ref, qd_ref, qdd_ref) at time t [s] since the first state."""
-        q, qd, qdd = self.pose.copy(), np.zeros(self.robot.n), np.zeros(self.robot.n)
-        for k, amplitude, period in self.MOTION:
-            if k < self.robot.n:
-                w = 2.0 * math.pi / period
-                q[k] += amplitude * math.sin(w * t)
-                qd[k] += amplitude * w * math.cos(w * t)
-                qdd[k] -= amplitude * w * w * math.sin(w * t)
-        return q, qd, qdd
-
-    def _on_state(self, msg):
-        try:
-            q, qd = self.states.read(msg)
-        except Rejected:
-            return
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        if self.t0 is None:
-            self.t0 = stamp
-        q_ref, qd_ref, qdd_ref = self.reference(stamp - self.t0)
-        qdd = qdd_ref + self.kp * (q_ref - q) + self.kd * (qd_ref - qd)
-        tau = self.robot.inverse_dynamics(q, qd, qdd)
-        self._msg.data = [float(tau[i]) if i is not None else 0.0 for i in self.order]
-        self.pub.publish(self._msg)
+    def _check(self):
+        controller = self.controller
+        if controller.trajectory is None or (controller.source not in (None, 'demo')):
+            return  # no joint state yet, or someone else's trajectory was accepted
+        if controller.finished and controller.follow(self.msg, 'demo'):
+            self.sent += 1
 
 
 class StatusLine:
@@ -194,7 +176,8 @@ def parse_args(argv):
     parser.add_argument('--start-mode', default=None, choices=('hold', 'paused', 'running'),
                         help="sim_node start_mode ('running' for a benchmark without --demo)")
     parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
-                        help='drive the arm with the demo controller (default: on)')
+                        help='the trajectory controller, following the demo trajectory '
+                             '(default: on)')
     return parser.parse_args(argv)
 
 
@@ -224,6 +207,9 @@ def main(argv=None):
         sim_overrides.append(Parameter('integrator', Parameter.Type.STRING, args.integrator))
     if args.start_mode is not None:
         sim_overrides.append(Parameter('start_mode', Parameter.Type.STRING, args.start_mode))
+    if args.demo:
+        # the trajectory controller runs on the joint states' stamps: simulated time
+        sim_overrides.append(Parameter('publish_clock', Parameter.Type.BOOL, True))
     nodes = []
     status_line = StatusLine()
     times, positions = [], []
@@ -239,8 +225,14 @@ def main(argv=None):
             sim.listeners.append(lambda s: (times.append(s.t), positions.append(s.q)))
         nodes.append(DynamicsNode(parameter_overrides=overrides))
         if args.demo:
-            nodes.append(DemoController(sim.model.robot, sim.initial_positions,
-                                        sim.joints_param))
+            # the controller's friction model: the simulated arm's own regularization
+            friction = [Parameter(f'gains.{name}.friction_velocity', Parameter.Type.DOUBLE,
+                                  float(v))
+                        for name, v in zip(sim.model.robot.joint_names,
+                                           sim.sim.friction_velocity)]
+            controller = TrajectoryController(parameter_overrides=overrides + friction)
+            nodes.append(controller)
+            DemoLoop(controller, sim.initial_positions)
         executor = SingleThreadedExecutor()
         for node in nodes:
             executor.add_node(node)
