@@ -195,6 +195,12 @@ def parse_args(argv):
                         help="sim_node start_mode ('running' for a benchmark without --demo)")
     parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
                         help='drive the arm with the demo controller (default: on)')
+    parser.add_argument('--viewer', action=argparse.BooleanOptionalAction, default=True,
+                        help='serve a live 3D view of the arm in the browser (arm_viewer; '
+                             'default: on)')
+    parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
+                        help='port of the 3D view (default 8080; 0: any free port; '
+                             'if busy, the next free one)')
     return parser.parse_args(argv)
 
 
@@ -241,6 +247,9 @@ def main(argv=None):
         if args.demo:
             nodes.append(DemoController(sim.model.robot, sim.initial_positions,
                                         sim.joints_param))
+        if args.viewer:
+            from .arm_viewer import start_viewer  # viser is imported only if wanted
+            nodes += start_viewer(overrides, args.viewer_port)
         executor = SingleThreadedExecutor()
         for node in nodes:
             executor.add_node(node)
