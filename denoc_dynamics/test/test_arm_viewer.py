@@ -363,3 +363,20 @@ def test_make_run_serves_the_moving_arm_and_stops_cleanly(browser, tmp_path):
         if page is not None:
             page.close()
         proc.stop()
+
+
+def test_the_rviz_config_shows_the_bundled_arm_on_a_ros_install():
+    """config/denoc_arm.rviz (installed): RobotModel and TF, fixed frame = the URDF root."""
+    import yaml
+    from ament_index_python.packages import get_package_share_directory
+    path = os.path.join(get_package_share_directory('denoc_dynamics'), 'config',
+                        'denoc_arm.rviz')
+    with open(path, 'r', encoding='utf-8') as stream:
+        manager = yaml.safe_load(stream)['Visualization Manager']
+    displays = {d['Class']: d for d in manager['Displays']}
+    model = displays['rviz_default_plugins/RobotModel']
+    assert model['Description Source'] == 'Topic'
+    assert model['Description Topic']['Value'] == '/robot_description'
+    assert model['Description Topic']['Durability Policy'] == 'Transient Local'
+    assert displays['rviz_default_plugins/TF']['Enabled']
+    assert manager['Global Options']['Fixed Frame'] == load_urdf(bundled_urdf()).chain.base_link
