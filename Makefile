@@ -26,6 +26,10 @@ TESTS  ?= test
 # --- what the venv gets (all from PyPI) --------------------------------------
 # Numerics and the reference implementations used by tests and benchmarks.
 PY_PKGS := numpy scipy lxml pytest hypothesis matplotlib pin example-robot-data
+# The browser view (arm_viewer: viser draws URDFs read by yourdfpy, pycollada reads
+# .dae meshes) and its test, which drives Debian's chromium (make browser) through
+# playwright.
+VIEWER_PKGS := viser yourdfpy pycollada playwright
 # ROS 2 Kilted runtime wheels (pinned: the wheels of one distro must match).
 ROS_PKGS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 \
 	ros-builtin-interfaces==2.3.0 ros-std-msgs==5.5.1 ros-sensor-msgs==5.5.1 \
@@ -45,7 +49,7 @@ LINT_PKGS := ros-ament-flake8==0.19.2 ros-ament-pep257==0.19.2 \
 
 # The stamp records the package lists: editing them re-runs pip, nothing else does.
 VENV_STAMP := $(VENV)/.denoc-venv-stamp
-VENV_SPEC  := $(strip $(PY_PKGS) $(ROS_PKGS) $(BUILD_PKGS) | $(LINT_PKGS))
+VENV_SPEC  := $(strip $(PY_PKGS) $(ROS_PKGS) $(BUILD_PKGS) | $(LINT_PKGS) | $(VIEWER_PKGS))
 
 PACKAGES := denoc_dynamics denoc_dynamics_interfaces
 
@@ -54,7 +58,7 @@ PIP := "$(VPY)" -m pip install --disable-pip-version-check -q
 # pip.conf noise, hundreds of lines); pipefail keeps pip's exit status.
 PIPFILTER := sed -u "/^WARNING: Location 'file:.* is ignored/d"
 
-.PHONY: venv build test run bench clean distclean
+.PHONY: venv build browser test run bench clean distclean
 
 venv:
 	@if [ -f "$(VENV_STAMP)" ] && [ "$$(cat '$(VENV_STAMP)')" = "$(VENV_SPEC)" ] \
@@ -69,6 +73,7 @@ venv:
 	if ! $(PIP) $(LINT_PKGS) 2>&1 | $(PIPFILTER); then \
 	  echo "venv: WARNING: linter packages failed to install; lint tests will skip" >&2; \
 	fi; \
+	$(PIP) $(VIEWER_PKGS) 2>&1 | $(PIPFILTER); \
 	printf '%s' "$(VENV_SPEC)" > "$(VENV_STAMP)"; \
 	echo "venv: $(VENV) ready"
 
@@ -89,11 +94,26 @@ build: venv
 	  --cmake-args -DPython3_EXECUTABLE="$(VPY)" -DCMAKE_BUILD_TYPE=Release \
 	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
 
+# Debian's chromium for the browser test of arm_viewer (test_arm_viewer.py), installed
+# with apt-get where it is missing and this runs as root (CI); otherwise that test
+# skips, saying why (and fails under CI=true).
+browser:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser: installing Debian's chromium (apt-get) for the browser test"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq chromium >/dev/null; } \
+	    || echo "browser: WARNING: apt-get install chromium failed" >&2; \
+	else \
+	  echo "browser: no chromium and not root: the browser test will skip" \
+	       "(sudo apt-get install chromium)" >&2; \
+	fi
+
 # pytest runs from the package directory (as `colcon test` would) through the
 # venv's pytest script, so the source tree is not on sys.path and
 # `import denoc_dynamics` resolves to install/ (test/conftest.py asserts it).
 # pytest's exit code is passed on: 5 (no tests collected) fails the target.
-test: build
+test: build browser
 	cd denoc_dynamics && $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
 
 run: build

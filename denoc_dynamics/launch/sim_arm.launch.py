@@ -6,6 +6,8 @@ Launch arguments:
   use_sim_time  true: sim_node publishes /clock and the other nodes use it (default false)
   integrator    rk4 | ab4 | semi_implicit_euler (default rk4)
   use_rsp       true: also start robot_state_publisher (default false)
+  rviz          true: also start rviz2 with config/denoc_arm.rviz (and
+                robot_state_publisher, which its TF needs; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
 
 Run it with:
@@ -60,7 +62,14 @@ def _nodes(context):
                 'use_sim_time': use_sim_time,
             }]),
     ]
-    if _is_true(LaunchConfiguration('use_rsp').perform(context)):
+    rviz = _is_true(LaunchConfiguration('rviz').perform(context))
+    if rviz:
+        nodes.append(Node(
+            package='rviz2', executable='rviz2', name='rviz2', output='screen',
+            arguments=['-d', os.path.join(get_package_share_directory('denoc_dynamics'),
+                                          'config', 'denoc_arm.rviz')],
+            parameters=[{'use_sim_time': use_sim_time}]))
+    if rviz or _is_true(LaunchConfiguration('use_rsp').perform(context)):
         nodes.append(Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', output='screen',
@@ -85,6 +94,10 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_rsp', default_value='false', choices=['true', 'false'],
             description='also start robot_state_publisher (TF of the simulated arm)'),
+        DeclareLaunchArgument(
+            'rviz', default_value='false', choices=['true', 'false'],
+            description='also start rviz2 with config/denoc_arm.rviz (and '
+                        'robot_state_publisher)'),
         DeclareLaunchArgument(
             'params_file', default_value=os.path.join(share, 'config', 'sim_arm.yaml'),
             description='YAML parameters of sim_node and dynamics_node'),

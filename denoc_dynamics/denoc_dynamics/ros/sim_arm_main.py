@@ -178,6 +178,12 @@ def parse_args(argv):
     parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
                         help='the trajectory controller, following the demo trajectory '
                              '(default: on)')
+    parser.add_argument('--viewer', action=argparse.BooleanOptionalAction, default=True,
+                        help='serve a live 3D view of the arm in the browser (arm_viewer; '
+                             'default: on)')
+    parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
+                        help='port of the 3D view (default 8080; 0: any free port; '
+                             'if busy, the next free one)')
     return parser.parse_args(argv)
 
 
@@ -233,6 +239,9 @@ def main(argv=None):
             controller = TrajectoryController(parameter_overrides=overrides + friction)
             nodes.append(controller)
             DemoLoop(controller, sim.initial_positions)
+        if args.viewer:
+            from .arm_viewer import start_viewer  # viser is imported only if wanted
+            nodes += start_viewer(overrides, args.viewer_port)
         executor = SingleThreadedExecutor()
         for node in nodes:
             executor.add_node(node)
