@@ -91,8 +91,9 @@ def read_urdf(yourdfpy, urdf, from_file: bool = False):
 
     XML is first read by the core's hardened parser
     (:func:`denoc_dynamics.core.urdf_xml.parse_xml`: no DTD, no entities, no XInclude,
-    never a file path), so that yourdfpy only ever sees text that passed it.  Raise ValueError for a missing file, text that is not
-    safe URDF XML, or a URDF yourdfpy cannot read.
+    never a file path), so that yourdfpy only ever sees text that passed it.  Raise
+    ValueError for a missing file, text that is not safe URDF XML, or a URDF yourdfpy
+    cannot read.
     """
     if from_file:
         if not os.path.isfile(urdf):
