@@ -94,9 +94,12 @@ def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     return np.add.accumulate(x, axis=axis)
 
 
+_FLIP = {-k: (Ellipsis, slice(None, None, -1)) + (slice(None),) * (k - 1) for k in (1, 2, 3)}
+
+
 def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    """Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum)."""
-    flip = (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
+    """Return sum_{k >= i} x_k along ``axis`` (-1, -2 or -3; the backward recursion of a sum)."""
+    flip = _FLIP[axis]
     return np.add.accumulate(x[flip], axis=axis)[flip]
 
 
