@@ -18,7 +18,10 @@ running sums over the links (vectorized, no sequential loop):
     h~_i = h_i + h~_{i+1} + m~_{i+1} r_{i+1},
     J~_i = J_i + J~_{i+1} - [g x][r x] - [r x][g x],   g = h~_{i+1} + m~_{i+1} r / 2,
 
-(the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  Eq. 22 needs
+(the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  The terms
+h_i + m~_{i+1} r_{i+1} and m~_{i+1} r / 2 are vectors fixed in body i (but for the
+slide of a prismatic joint i+1), so the kinematics rotates them to the base frame
+together with the joint axes (``Kinematics.h_step``, ``g_step``).  Eq. 22 needs
 B_ij for every pair: with y_i = M~_i p_i, i_ij = y_i^T B_ij p_j is evaluated with y_i
 and p_j both moved to the first joint origin O_1, as one matrix product
 (``Kinematics.at_O1``), and the diagonal i_ii = p_i^T y_i at O_i.
@@ -32,6 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from .spatial import dot, matvec, reverse_cumsum, skew
+
 
 def _rigid_body_basis() -> np.ndarray:
     """Return E (13, 36): [J (9), h (3), m] E = [[J, h x], [-h x, m 1]] flattened."""
@@ -60,13 +64,12 @@ def composite_moments(kin) -> np.ndarray:
     M = kin.M
     shape = M.shape[:-2]
     moments = np.empty(shape + (13,))
-    h_tilde = moments[..., 9:12]
-    h_tilde[...] = reverse_cumsum(kin.h_step, axis=-2)
+    h_tilde = reverse_cumsum(kin.h_step, axis=-2, out=moments[..., 9:12])
     g_r = skew(h_tilde[..., 1:, :] + kin.g_step[..., :-1, :]) @ kin.r_x[..., 1:, :, :]
     J = moments[..., :9].reshape(shape + (3, 3))
     J[...] = M[..., :3, :3]
     J[..., :-1, :, :] -= g_r + g_r.swapaxes(-1, -2)                 # [g x][r x] + [r x][g x]
-    J[...] = reverse_cumsum(J, axis=-3)
+    reverse_cumsum(J, axis=-3, out=J)
     moments[..., 12] = kin.m_tilde
     return moments
 

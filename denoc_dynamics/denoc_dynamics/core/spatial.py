@@ -97,10 +97,17 @@ def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
 _FLIP = {-k: (Ellipsis, slice(None, None, -1)) + (slice(None),) * (k - 1) for k in (1, 2, 3)}
 
 
-def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    """Return sum_{k >= i} x_k along ``axis`` (-1, -2 or -3; the backward recursion of a sum)."""
+def reverse_cumsum(x: np.ndarray, axis: int, out: np.ndarray = None) -> np.ndarray:
+    """
+    Return sum_{k >= i} x_k along ``axis`` (-1, -2 or -3; the backward recursion of a sum).
+
+    ``out``, if given, receives the result (it may be ``x`` itself).
+    """
     flip = _FLIP[axis]
-    return np.add.accumulate(x[flip], axis=axis)[flip]
+    if out is None:
+        return np.add.accumulate(x[flip], axis=axis)[flip]
+    np.add.accumulate(x[flip], axis=axis, out=out[flip])
+    return out
 
 
 def shifted_cumsum(x: np.ndarray, r_x: np.ndarray) -> np.ndarray:
