@@ -52,10 +52,10 @@ class JointMotionBasis:
     (n, 3, 9)).  Every vector that is constant in the frame of body i is then rotated
     to the base frame by one product with R_i: the rows of ``V`` (n, 5, 3) are the
     joint motion [a; 0] or [0; a] (two rows), the origin o_{i+1} of the next joint,
-    the first moment of body i plus the composite mass m~_{i+1} lumped at o_{i+1}
-    (the term of h~'s running sum in :mod:`.gim`, 000 eq. 21), and half the latter
-    moment; ``V_q`` holds their rates with q_{i+1} (nonzero for a prismatic joint
-    i+1 only).
+    the first moment of body i plus that of the composite mass m~_{i+1} lumped at
+    o_{i+1} (the term of h~'s running sum in :mod:`.gim`, 000 eq. 21), and half the
+    lumped mass's moment m~_{i+1} o_{i+1} / 2; ``V_q`` holds their rates with q_{i+1}
+    (nonzero for a prismatic joint i+1 only).
     """
 
     def __init__(self, chain):
