@@ -35,9 +35,8 @@ def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
     tau_hat = np.empty(phi.shape)
     eta = np.zeros(phi.shape[:-1] + (6,))
     for i in range(n - 1, -1, -1):
-        tau_hat_i = phi[..., i] - dot(p[..., i, :], eta)
-        tau_hat[..., i] = tau_hat_i
-        eta = eta + psi[..., i, :] * tau_hat_i[..., None]
+        tau_hat[..., i] = phi[..., i] - dot(p[..., i, :], eta)
+        eta = eta + psi[..., i, :] * tau_hat[..., i, None]
         if i:
             eta = vecmat(eta, B[..., i, :, :])                      # eta_{i-1,i}
     tau_tilde = tau_hat / m_hat
@@ -46,9 +45,8 @@ def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
     for i in range(n):
         if i:
             mu = matvec(B[..., i, :, :], mu)                        # mu_{i,i-1}
-        qdd_i = tau_tilde[..., i] - dot(psi[..., i, :], mu)
-        qdd[..., i] = qdd_i
-        mu = mu + p[..., i, :] * qdd_i[..., None]
+        qdd[..., i] = tau_tilde[..., i] - dot(psi[..., i, :], mu)
+        mu = mu + p[..., i, :] * qdd[..., i, None]
     return qdd
 
 

@@ -38,13 +38,11 @@ def articulated_bodies(kin):
     m_hat = np.empty(p.shape[:-1])
     M_hat = M[..., n - 1, :, :]
     for k in range(n - 1, -1, -1):
-        p_k = p[..., k, :]
-        psi_hat = matvec(M_hat, p_k)
-        m_hat_k = dot(p_k, psi_hat)
-        psi_k = psi_hat / m_hat_k[..., None]
-        m_hat[..., k], psi[..., k, :] = m_hat_k, psi_k
+        psi_hat = matvec(M_hat, p[..., k, :])
+        m_hat[..., k] = dot(p[..., k, :], psi_hat)
+        psi[..., k, :] = psi_hat / m_hat[..., k, None]
         if k:
-            Psi_M_hat = M_hat - psi_hat[..., :, None] * psi_k[..., None, :]
+            Psi_M_hat = M_hat - psi_hat[..., :, None] * psi[..., k, None, :]
             M_hat = M[..., k - 1, :, :] + B_T[..., k, :, :] @ Psi_M_hat @ B[..., k, :, :]
     return psi, m_hat
 
