@@ -99,11 +99,11 @@ _FLIP = {-k: (Ellipsis, slice(None, None, -1)) + (slice(None),) * (k - 1) for k 
 
 def reverse_cumsum(x: np.ndarray, axis: int, out: np.ndarray = None) -> np.ndarray:
     """
-    Return sum_{k >= i} x_k along ``axis`` (-1, -2 or -3; the backward recursion of a sum).
+    Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum).
 
     ``out``, if given, receives the result (it may be ``x`` itself).
     """
-    flip = _FLIP[axis]
+    flip = _FLIP.get(axis) or (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
     if out is None:
         return np.add.accumulate(x[flip], axis=axis)[flip]
     np.add.accumulate(x[flip], axis=axis, out=out[flip])
