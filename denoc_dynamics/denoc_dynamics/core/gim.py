@@ -18,7 +18,10 @@ running sums over the links (vectorized, no sequential loop):
     h~_i = h_i + h~_{i+1} + m~_{i+1} r_{i+1},
     J~_i = J_i + J~_{i+1} - [g x][r x] - [r x][g x],   g = h~_{i+1} + m~_{i+1} r / 2,
 
-(the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  Eq. 22 needs
+(the parallel-axis theorem between O_{i+1} and O_i, r = r_{i+1}).  The terms
+h_i + m~_{i+1} r_{i+1} and m~_{i+1} r / 2 are vectors fixed in body i (but for the
+slide of a prismatic joint i+1), so the kinematics rotates them to the base frame
+together with the joint axes (``Kinematics.h_step``, ``g_step``).  Eq. 22 needs
 B_ij for every pair: with y_i = M~_i p_i, i_ij = y_i^T B_ij p_j is evaluated with y_i
 and p_j both moved to the first joint origin O_1, as one matrix product
 (``Kinematics.at_O1``), and the diagonal i_ii = p_i^T y_i at O_i.
@@ -32,10 +35,6 @@ from functools import lru_cache
 import numpy as np
 
 from .spatial import dot, matvec, reverse_cumsum, skew
-
-# entries of M (flattened 6x6) that hold the first moment h = (h_x, h_y, h_z):
-# the lower-left block is -[h x]
-_FIRST_MOMENT = np.array([26, 30, 19])
 
 
 def _rigid_body_basis() -> np.ndarray:
@@ -59,20 +58,19 @@ def composite_moments(kin) -> np.ndarray:
     Return [J~_i (9), h~_i (3), m~_i] (..., n, 13): composite body i about O_i (000 eq. 21).
 
     Inertia J~ about O_i (row-major), first moment h~ and mass m~ of bodies i..n.
+    The terms h_i + m~_{i+1} r_{i+1} and m~_{i+1} r_{i+1} / 2 come from the
+    kinematics (``Kinematics.h_step``, ``g_step``).
     """
-    M, r, r_x = kin.M, kin.r[..., 1:, :], kin.r_x[..., 1:, :, :]
-    m_tilde = kin.m_tilde
-    h = np.take(M.reshape(M.shape[:-2] + (36,)), _FIRST_MOMENT, axis=-1)
-    m_r = m_tilde[1:, None] * r
-    h[..., :-1, :] += m_r
-    h_tilde = reverse_cumsum(h, axis=-2)
-    g_r = skew(h_tilde[..., 1:, :] + 0.5 * m_r) @ r_x              # [g x][r x]
-    J = M[..., :3, :3].copy()
-    J[..., :-1, :, :] -= g_r + np.swapaxes(g_r, -1, -2)
-    moments = np.empty(h.shape[:-1] + (13,))
-    moments[..., :9] = reverse_cumsum(J, axis=-3).reshape(h.shape[:-1] + (9,))
-    moments[..., 9:12] = h_tilde
-    moments[..., 12] = m_tilde
+    M = kin.M
+    shape = M.shape[:-2]
+    moments = np.empty(shape + (13,))
+    h_tilde = reverse_cumsum(kin.h_step, axis=-2, out=moments[..., 9:12])
+    g_r = skew(h_tilde[..., 1:, :] + kin.g_step[..., :-1, :]) @ kin.r_x[..., 1:, :, :]
+    J = moments[..., :9].reshape(shape + (3, 3))
+    J[...] = M[..., :3, :3]
+    J[..., :-1, :, :] -= g_r + g_r.swapaxes(-1, -2)                 # [g x][r x] + [r x][g x]
+    reverse_cumsum(J, axis=-3, out=J)
+    moments[..., 12] = kin.m_tilde
     return moments
 
 
@@ -85,7 +83,7 @@ def composite_inertias(kin) -> np.ndarray:
 def inertia_matrix(kin) -> np.ndarray:
     """Return the GIM I (..., n, n) at the configuration of ``kin`` (000 eq. 22)."""
     A = lower_triangle(kin)
-    return np.where(_lower_mask(A.shape[-1]), A, np.swapaxes(A, -1, -2))
+    return np.where(_lower_mask(A.shape[-1]), A, A.swapaxes(-1, -2))
 
 
 def lower_triangle(kin) -> np.ndarray:
@@ -100,7 +98,7 @@ def lower_triangle(kin) -> np.ndarray:
     y = matvec(composite_inertias(kin), p)
     diagonal = dot(p, y)
     y_O1, p_O1 = kin.at_O1(y)
-    A = y_O1 @ np.swapaxes(p_O1, -1, -2)
+    A = y_O1 @ p_O1.swapaxes(-1, -2)
     n = p.shape[-2]
     A.reshape(A.shape[:-2] + (n * n,))[..., ::n + 1] = diagonal
     return A

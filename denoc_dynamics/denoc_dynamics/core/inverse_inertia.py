@@ -21,7 +21,7 @@ from .udu import articulated_bodies
 
 def unit_upper_inverse(p: np.ndarray, psi: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Return U^-1 (..., n, n) from p_i, psi_i and B_{i,i-1} (000 eqs. 38-41)."""
-    B_T = np.swapaxes(B, -1, -2)
+    B_T = B.swapaxes(-1, -2)
     n = p.shape[-2]
     batch = p.shape[:-2]
     U_inv = np.zeros(batch + (n, n))

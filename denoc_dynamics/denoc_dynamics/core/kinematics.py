@@ -37,7 +37,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .spatial import cross, cumsum, matvec, reverse_cumsum, skew, vecmat
+from .spatial import cross, cumsum, matvec, reverse_cumsum, skew
 
 
 class JointMotionBasis:
@@ -45,62 +45,71 @@ class JointMotionBasis:
     Constants that make each joint's transform cheap to evaluate.
 
     Joint k moves body k relative to body k-1 by A_k(q_k) = X_tree,k J_k(q_k), with
-    rotation R_tree J_R(q) and origin o_tree + R_tree a q (prismatic).  With
-    Rodrigues' formula J_R = 1 + sin q K + (1 - cos q) K^2 (K = [a x]) for a revolute
-    joint, the rotation and the origin of all joints are one product of the
-    coefficient rows [1, sin q, 1 - cos q, q] with the stacked terms (``T_stack``,
-    (n, 4, 12): 9 rotation entries and 3 origin coordinates).
+    rotation R_tree J_R(q) and origin o_k = o_tree + R_tree a q (prismatic), in the
+    coordinates of body k-1.  With Rodrigues' formula J_R = 1 + sin q K + (1 - cos q)
+    K^2 (K = [a x]) for a revolute joint, the rotations of all joints are one product
+    of the coefficient rows [1, sin q, 1 - cos q] with the stacked terms (``T_stack``,
+    (n, 3, 9)).  Every vector that is constant in the frame of body i is then rotated
+    to the base frame by one product with R_i: the rows of ``V`` (n, 5, 3) are the
+    joint motion [a; 0] or [0; a] (two rows), the origin o_{i+1} of the next joint,
+    the first moment of body i plus that of the composite mass m~_{i+1} lumped at
+    o_{i+1} (the term of h~'s running sum in :mod:`.gim`, 000 eq. 21), and half the
+    lumped mass's moment m~_{i+1} o_{i+1} / 2; ``V_q`` holds their rates with q_{i+1}
+    (nonzero for a prismatic joint i+1 only).
     """
 
     def __init__(self, chain):
-        """Precompute the stacked terms, the joint-motion maps and the body inertias."""
+        """Precompute the stacked terms, the body-frame vectors and the body inertias."""
         n = chain.n
         K = skew(chain.axis)
         R_tree = chain.X_tree[:, :3, :3]
         revolute = (~chain.prismatic)[:, None, None]
-        zero = np.zeros((n, 3))
-
-        def term(R, o):
-            return np.concatenate((R.reshape(n, 9), o), axis=-1)
-
-        terms = (term(R_tree, chain.X_tree[:, :3, 3]),
-                 term(np.where(revolute, R_tree @ K, 0.0), zero),
-                 term(np.where(revolute, R_tree @ K @ K, 0.0), zero))
+        terms = (R_tree, np.where(revolute, R_tree @ K, 0.0),
+                 np.where(revolute, R_tree @ K @ K, 0.0))
+        self.T_stack = np.stack([T.reshape(n, 9) for T in terms], axis=1)
         self.any_prismatic = bool(chain.prismatic.any())
-        if self.any_prismatic:
-            slide = np.where(chain.prismatic[:, None], matvec(R_tree, chain.axis), 0.0)
-            terms += (term(np.zeros((n, 3, 3)), slide),)
-        self.T_stack = np.stack(terms, axis=1)
-        # p_i = e_i S_i: [e; 0] (revolute) or [0; e] (prismatic)
-        self.S = np.concatenate((revolute * np.eye(3), ~revolute * np.eye(3)), axis=-1)
-        # extended mass of each body about its frame origin, in body coordinates
-        self.M_body = spatial_inertia(chain.mass, chain.com, chain.inertia)
         # masses of the composite bodies i..n (000 eq. 21)
         self.m_tilde = reverse_cumsum(chain.mass, axis=-1)
+        # o_k at q_k = 0 and its rate with q_k, in the coordinates of body k-1
+        o_tree = chain.X_tree[:, :3, 3]
+        slide = np.where(chain.prismatic[:, None], matvec(R_tree, chain.axis), 0.0)
+        self.o_1, self.slide_1 = o_tree[0], slide[0]
+
+        def rows(a_ang, a_lin, o_next, h):
+            m_next = np.append(self.m_tilde[1:], 0.0)[:, None]
+            return np.stack((a_ang, a_lin, o_next, h + m_next * o_next,
+                             0.5 * m_next * o_next), axis=1)
+
+        def next_joint(x):
+            return np.concatenate((x[1:], np.zeros((1, 3))))
+
+        prismatic = chain.prismatic[:, None]
+        self.V = rows(np.where(prismatic, 0.0, chain.axis), np.where(prismatic, chain.axis, 0.0),
+                      next_joint(o_tree), chain.mass[:, None] * chain.com)
+        zero = np.zeros((n, 3))
+        self.V_q = rows(zero, zero, next_joint(slide), zero)
+        # extended mass of each body about its frame origin, in body coordinates
+        self.M_body = spatial_inertia(chain.mass, chain.com, chain.inertia)
 
 
-def body_rotations(basis: JointMotionBasis, q: np.ndarray):
+def body_rotations(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     """
-    Return (R, o): body orientations R_i (..., n, 3, 3) and joint offsets o_i (..., n, 3).
+    Return the body orientations R_i (..., n, 3, 3) in the base frame.
 
-    o_i = O_i - O_{i-1} in the coordinates of body i-1 (from A_i alone).  The running
-    product R_i = R_{i-1} R_tree,i J_R,i is a parallel prefix (Hillis-Steele):
-    ceil(log2 n) batched matrix products instead of n sequential ones.
+    The running product R_i = R_{i-1} R_tree,i J_R,i is a parallel prefix
+    (Hillis-Steele): ceil(log2 n) batched matrix products instead of n sequential ones.
     """
-    rows = np.empty(q.shape + (1, basis.T_stack.shape[-2]))       # [1, sin q, 1 - cos q, q]
+    rows = np.empty(q.shape + (1, 3))                  # [1, sin q, 1 - cos q]
     rows[..., 0, 0] = 1.0
     np.sin(q, out=rows[..., 0, 1])
     np.subtract(1.0, np.cos(q), out=rows[..., 0, 2])
-    if basis.any_prismatic:
-        rows[..., 0, 3] = q
-    A = (rows @ basis.T_stack)[..., 0, :]
-    R = A[..., :9].reshape(q.shape + (3, 3))
+    R = (rows @ basis.T_stack).reshape(q.shape + (3, 3))
     n = q.shape[-1]
     step = 1
     while step < n:
         R[..., step:, :, :] = R[..., :-step, :, :] @ R[..., step:, :, :]
         step *= 2
-    return R, A[..., 9:]
+    return R
 
 
 class Kinematics:
@@ -110,11 +119,13 @@ class Kinematics:
     Body i referred to its joint origin O_i, in base-frame components (computed at
     once): ``p`` (..., n, 6), ``M`` (..., n, 6, 6), ``r`` (..., n, 3),
     r_i = O_i - O_{i-1} (r_1 = O_1), ``r_x`` = [r_i x] (..., n, 3, 3), ``R``
-    (..., n, 3, 3) body orientations and ``e`` (..., n, 3) joint axes.  Computed when
-    first read: ``B_prev`` B_{i,i-1} (..., n, 6, 6); ``O`` (..., n, 3) joint origins,
-    ``C`` mass centres, ``d = C - O``, ``I`` inertias about C; ``O_rel`` and
-    ``C_rel``, the points relative to O_1.  Also ``m`` (n,) masses, ``m_tilde`` (n,)
-    composite masses and ``prismatic`` (n,) flags.
+    (..., n, 3, 3) body orientations, and ``h_step``, ``g_step`` (..., n, 3), the
+    composite-body moments' terms of :mod:`.gim`: h_i + m~_{i+1} r_{i+1} (h_i = m_i d_i
+    the first moment of body i about O_i) and m~_{i+1} r_{i+1} / 2.  Computed when
+    first read: ``e`` (..., n, 3) joint axes; ``B_prev`` B_{i,i-1} (..., n, 6, 6);
+    ``O`` (..., n, 3) joint origins, ``C`` mass centres, ``d = C - O``, ``I`` inertias
+    about C; ``O_rel`` and ``C_rel``, the points relative to O_1.  Also ``m`` (n,)
+    masses, ``m_tilde`` (n,) composite masses and ``prismatic`` (n,) flags.
     """
 
     def __init__(self, chain, basis: JointMotionBasis, q: np.ndarray):
@@ -124,16 +135,30 @@ class Kinematics:
         self.prismatic = chain.prismatic
         self.m = chain.mass
         self.m_tilde = basis.m_tilde
-        self.R, o = body_rotations(basis, q)
-        self.r = o.copy()
-        self.r[..., 1:, :] = matvec(self.R[..., :-1, :, :], o[..., 1:, :])
+        self.R = R = body_rotations(basis, q)
+        V = basis.V
+        if basis.any_prismatic:
+            q_next = np.zeros(q.shape)
+            q_next[..., :-1] = q[..., 1:]
+            V = V + q_next[..., None, None] * basis.V_q
+        U = V @ R.swapaxes(-1, -2)                    # rows: R_i times the rows of V
+        self.p = U[..., :2, :].reshape(q.shape + (6,))
+        self.h_step, self.g_step = U[..., 3, :], U[..., 4, :]
+        self.r = np.empty(q.shape + (3,))
+        self.r[..., 1:, :] = U[..., :-1, 2, :]
+        self.r[..., 0, :] = basis.o_1
+        if basis.any_prismatic:
+            self.r[..., 0, :] += q[..., :1] * basis.slide_1
         self.r_x = skew(self.r)
-        self.e = matvec(self.R, chain.axis)
-        self.p = vecmat(self.e, basis.S)
         # M_i about O_i in base components: diag(R, R) M_body diag(R, R)^T
         R6 = np.zeros(q.shape + (6, 6))
-        R6[..., :3, :3] = R6[..., 3:, 3:] = self.R
-        self.M = (R6 @ basis.M_body) @ np.swapaxes(R6, -1, -2)
+        R6[..., :3, :3] = R6[..., 3:, 3:] = R
+        self.M = (R6 @ basis.M_body) @ R6.swapaxes(-1, -2)
+
+    @cached_property
+    def e(self) -> np.ndarray:
+        """Return the unit joint axes e_i (..., n, 3) in the base frame."""
+        return matvec(self.R, self.chain.axis)
 
     @cached_property
     def B_prev(self) -> np.ndarray:

@@ -94,10 +94,20 @@ def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     return np.add.accumulate(x, axis=axis)
 
 
-def reverse_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    """Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum)."""
-    flip = (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
-    return np.add.accumulate(x[flip], axis=axis)[flip]
+_FLIP = {-k: (Ellipsis, slice(None, None, -1)) + (slice(None),) * (k - 1) for k in (1, 2, 3)}
+
+
+def reverse_cumsum(x: np.ndarray, axis: int, out: np.ndarray = None) -> np.ndarray:
+    """
+    Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum).
+
+    ``out``, if given, receives the result (it may be ``x`` itself).
+    """
+    flip = _FLIP.get(axis) or (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
+    if out is None:
+        return np.add.accumulate(x[flip], axis=axis)[flip]
+    np.add.accumulate(x[flip], axis=axis, out=out[flip])
+    return out
 
 
 def shifted_cumsum(x: np.ndarray, r_x: np.ndarray) -> np.ndarray:

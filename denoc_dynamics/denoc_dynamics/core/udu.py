@@ -32,7 +32,7 @@ def articulated_bodies(kin):
     The backward recursion of 000 eq. 35 / 002 eq. 11, once over the links.
     """
     p, M, B = kin.p, kin.M, kin.B_prev
-    B_T = np.swapaxes(B, -1, -2)
+    B_T = B.swapaxes(-1, -2)
     n = p.shape[-2]
     psi = np.empty_like(p)
     m_hat = np.empty(p.shape[:-1])
@@ -51,7 +51,7 @@ def udu(kin):
     """Return (U, d) with I = U diag(d) U^T, U unit upper triangular (000 eqs. 32-34)."""
     psi, m_hat = articulated_bodies(kin)
     psi_O1, p_O1 = kin.at_O1(psi)
-    A = p_O1 @ np.swapaxes(psi_O1, -1, -2)          # A_ik = p_i^T B_ki^T psi_k
+    A = p_O1 @ psi_O1.swapaxes(-1, -2)         # A_ik = p_i^T B_ki^T psi_k
     n = A.shape[-1]
     U = np.triu(A, 1) + np.eye(n)
     return U, m_hat
