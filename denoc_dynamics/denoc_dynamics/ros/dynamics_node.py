@@ -54,8 +54,7 @@ from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
-
-FD_METHODS = ('auto', 'denoc', 'cholesky')
+from ..core.robot import FD_METHODS
 
 
 def _flat(matrix) -> list:

@@ -2,8 +2,9 @@
 denoc_sim_arm: the simulated arm and the dynamics node in one process.
 
 Both nodes (and, with ``--demo``, a small demo controller) are composed by hand in
-one executor, whose callbacks the sim node runs between its physics chunks
-(:meth:`SimNode.run`): one thread, no competition for the GIL.  Parameters come from
+one SingleThreadedExecutor (:class:`~denoc_dynamics.ros.node_main.RosSession`): the sim
+node's physics timer and every other callback run in one thread, with no competition
+for the GIL, and a shutdown signal ends the spin cleanly.  Parameters come from
 the same YAML file as the launch file uses (``--params-file``, default the installed
 ``config/sim_arm.yaml``); ``--urdf``, ``--real-time-factor`` and ``--integrator``
 override it.  A status line shows the simulated time, the real-time factor and a few
@@ -33,20 +34,23 @@ import time
 from ament_index_python.packages import get_package_share_directory
 from ament_index_python.packages import PackageNotFoundError
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.clock import Clock as RclClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.utilities import remove_ros_args
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from .dynamics_node import DynamicsNode
 from .joint_io import JointStateReader
 from .joint_io import Rejected
+from .node_main import RosSession
 from .sim_node import SimNode
 from ..resources import bundled_urdf
+from ..simulation import INTEGRATORS
+from ..simulation import START_MODES
 
 PACKAGE = 'denoc_dynamics'
 
@@ -189,9 +193,8 @@ def parse_args(argv):
                         help='save a plot of the joint trajectories at exit')
     parser.add_argument('--real-time-factor', type=float, default=None,
                         help='simulated seconds per wall second; 0: as fast as possible')
-    parser.add_argument('--integrator', default=None,
-                        choices=('rk4', 'ab4', 'semi_implicit_euler'))
-    parser.add_argument('--start-mode', default=None, choices=('hold', 'paused', 'running'),
+    parser.add_argument('--integrator', default=None, choices=INTEGRATORS)
+    parser.add_argument('--start-mode', default=None, choices=START_MODES,
                         help="sim_node start_mode ('running' for a benchmark without --demo)")
     parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
                         help='drive the arm with the demo controller (default: on)')
@@ -201,19 +204,12 @@ def parse_args(argv):
 def main(argv=None):
     """Run the all-in-one simulated arm; return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    ros_args = []
-    if '--ros-args' in argv:
-        cut = argv.index('--ros-args')
-        argv, ros_args = argv[:cut], argv[cut:]
-    args = parse_args(argv)
+    args = parse_args(remove_ros_args(['denoc_sim_arm'] + argv)[1:])
     params_file = args.params_file or default_params_file()
     if not os.path.isfile(params_file):
         print(f'denoc_sim_arm: no parameters file {params_file}', file=sys.stderr)
         return 2
     urdf = args.urdf or bundled_urdf()
-    # The YAML first: --ros-args given by the user come later and take precedence.
-    rclpy.init(args=['denoc_sim_arm', '--ros-args', '--params-file', params_file]
-               + ros_args)
     overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
                  Parameter('robot_description', Parameter.Type.STRING, '')]
     sim_overrides = list(overrides)
@@ -224,61 +220,46 @@ def main(argv=None):
         sim_overrides.append(Parameter('integrator', Parameter.Type.STRING, args.integrator))
     if args.start_mode is not None:
         sim_overrides.append(Parameter('start_mode', Parameter.Type.STRING, args.start_mode))
-    nodes = []
     status_line = StatusLine()
     times, positions = [], []
-    interrupted = False
-    exit_code = 0
-    sim = None
-    try:
-        sim = SimNode(parameter_overrides=sim_overrides)
-        nodes.append(sim)
-        if sim.model.robot is None:
-            raise RuntimeError(f'no robot model from {urdf}')
+    # The YAML first: --ros-args given by the user come later and take precedence.
+    with RosSession(['denoc_sim_arm', '--ros-args', '--params-file', params_file, '--']
+                    + argv) as session:
+        try:
+            sim = session.add(SimNode(parameter_overrides=sim_overrides))
+            if sim.model.robot is None:
+                raise RuntimeError(f'no robot model from {urdf}')
+            session.add(DynamicsNode(parameter_overrides=overrides))
+            if args.demo:
+                session.add(DemoController(sim.model.robot, sim.initial_positions,
+                                           sim.joints_param))
+        except RuntimeError as exc:
+            print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)
+            return 1
         if args.plot:
             sim.listeners.append(lambda s: (times.append(s.t), positions.append(s.q)))
-        nodes.append(DynamicsNode(parameter_overrides=overrides))
-        if args.demo:
-            nodes.append(DemoController(sim.model.robot, sim.initial_positions,
-                                        sim.joints_param))
-        executor = SingleThreadedExecutor()
-        for node in nodes:
-            executor.add_node(node)
-        names = sim.model.robot.joint_names
-        print(f'denoc_sim_arm: {sim.model.robot.chain.name} ({sim.model.robot.n} joints) from '
-              f'{urdf}; parameters {params_file}; demo {"on" if args.demo else "off"}; '
+        robot = sim.model.robot
+        names = robot.joint_names
+        sim.duration = args.duration
+        sim.create_timer(status_line.period, lambda: status_line.update(sim.status, names),
+                         clock=RclClock(clock_type=ClockType.STEADY_TIME))
+        print(f'denoc_sim_arm: {robot.chain.name} ({robot.n} joints) from {urdf}; '
+              f'parameters {params_file}; demo {"on" if args.demo else "off"}; '
               'Ctrl-C to stop', flush=True)
-
-        def on_idle():
-            status_line.update(sim.status, names)
-            if sim.sim.failure is not None:
-                sim.stop()
-
-        finished = sim.run(executor, duration=args.duration, on_idle=on_idle)
+        finished = session.spin(done=lambda: sim.finished or sim.failure is not None)
         status_line.update(sim.status, names, force=True)
-        if sim.sim.failure is not None:
-            raise RuntimeError(f'the simulation failed: {sim.sim.failure}')
-        interrupted = not finished
-    except (KeyboardInterrupt, ExternalShutdownException):
-        interrupted = True
-    except RuntimeError as exc:
         status_line.close()
-        print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)
-        exit_code = 1
-    finally:
-        status_line.close()
-        for node in reversed(nodes):
-            node.destroy_node()
-        rclpy.try_shutdown()
-    if sim is not None and sim.runner is not None:
-        print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
-              f'{sim.runner.meter.overall:.2f}' + (' (interrupted)' if interrupted else ''),
+    if sim.failure is not None:
+        print(f'denoc_sim_arm: the simulation failed: {sim.failure}', file=sys.stderr,
               flush=True)
+        return 1
+    print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
+          f'{sim.runner.meter.overall:.2f}' + ('' if finished else ' (interrupted)'),
+          flush=True)
     if args.plot and times:
-        save_plot(args.plot, times, positions, sim.model.robot.joint_names,
-                  f'{sim.model.robot.chain.name}: joint positions')
+        save_plot(args.plot, times, positions, names, f'{robot.chain.name}: joint positions')
         print(f'denoc_sim_arm: plot saved to {args.plot}', flush=True)
-    return exit_code
+    return 0
 
 
 if __name__ == '__main__':
