@@ -9,8 +9,11 @@ the spin returns and the session destroys the nodes and shuts rclpy down, in tha
 order, in that one place.  Nothing raises on a signal: a terminal's Ctrl-C, which
 reaches a node of ``ros2 launch`` twice (from the terminal, then from launch), a
 SIGTERM, or a signal while the nodes are still being created all end the process
-with exit code 0 and no traceback.  A third signal raises KeyboardInterrupt, the
-ordinary way out of a process that does not stop.
+with exit code 0 and no traceback.  Once the session is closed the two signals are
+ignored: launch's second SIGINT may arrive while the interpreter is finalizing, after
+Python has put the default action (death by the signal) back for every handler of its
+own.  A third signal during the session raises KeyboardInterrupt, the ordinary way out
+of a process that does not stop.
 """
 
 import signal
@@ -33,26 +36,26 @@ class ShutdownSignals:
     def __init__(self):
         """Install the handlers (main thread only; elsewhere signals stay as they are)."""
         self.received = []
-        self._previous = {}
         if threading.current_thread() is threading.main_thread():
             for signum in self.SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._on_signal)
+                signal.signal(signum, self._on_signal)
 
     @property
     def requested(self) -> bool:
         """Return True once a shutdown signal arrived."""
         return bool(self.received)
 
+    def ignore(self):
+        """Ignore further signals (main thread only): the process is finishing."""
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+
     def _on_signal(self, signum, frame):
         self.received.append(signal.Signals(signum).name)
         if len(self.received) >= 3:
             raise KeyboardInterrupt(f'{len(self.received)} shutdown signals')
 
-    def restore(self):
-        """Put the previous handlers back."""
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous.clear()
 
 
 class RosSession:
@@ -68,11 +71,7 @@ class RosSession:
         """Install the signal handlers first, then initialize rclpy with ``args``."""
         self.signals = ShutdownSignals()
         self.nodes = []
-        try:
-            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        except BaseException:
-            self.signals.restore()
-            raise
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         self.executor = SingleThreadedExecutor()
 
     def __enter__(self):
@@ -98,14 +97,14 @@ class RosSession:
         return False
 
     def close(self):
-        """Destroy the nodes (last added first), shut rclpy down, restore the signals."""
+        """Destroy the nodes (last added first), shut rclpy down, ignore the signals."""
         try:
             self.executor.shutdown()
             while self.nodes:
                 self.nodes.pop().destroy_node()
             rclpy.try_shutdown()
         finally:
-            self.signals.restore()
+            self.signals.ignore()
 
 
 def run_node(node_class, name, args=None):
