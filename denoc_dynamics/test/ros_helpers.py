@@ -42,6 +42,27 @@ def isolate(environ=os.environ):
     return domain
 
 
+def write_temp(suffix, text):
+    """Write ``text`` to a new temporary file and return its path (left for the OS)."""
+    stream = tempfile.NamedTemporaryFile('w', suffix=suffix, delete=False)
+    with stream:
+        stream.write(text)
+    return stream.name
+
+
+def assert_clean_exits(test, proc_info, proc_output):
+    """
+    Assert that every process of a launch test exited with 0 and printed no traceback.
+
+    For a launch_testing post-shutdown test: launch stops each node with SIGINT.
+    """
+    import launch_testing.asserts
+    launch_testing.asserts.assertExitCodes(proc_info)  # 0 only
+    for process_name in proc_info.process_names():
+        text = ''.join(line.text.decode() for line in proc_output[process_name])
+        test.assertNotIn('Traceback', text, process_name)
+
+
 def executable(name):
     """Return the installed console script ``name`` of denoc_dynamics."""
     path = os.path.join(get_package_prefix('denoc_dynamics'), 'lib', 'denoc_dynamics', name)

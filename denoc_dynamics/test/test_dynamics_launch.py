@@ -14,7 +14,6 @@ given a non-default value once and checked at the node:
 
 import os
 import sys
-import tempfile
 import unittest
 
 from ament_index_python.packages import get_package_share_directory
@@ -28,7 +27,6 @@ from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 from launch_testing.actions import ReadyToTest
-import launch_testing.asserts
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
@@ -37,8 +35,10 @@ from std_msgs.msg import String
 
 # `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_helpers import isolate  # noqa: E402, I100
+from ros_helpers import assert_clean_exits  # noqa: E402, I100
+from ros_helpers import isolate  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402
+from ros_helpers import write_temp  # noqa: E402
 from urdf_factory import planar_urdf  # noqa: E402
 
 SHARE = get_package_share_directory('denoc_dynamics')
@@ -66,11 +66,9 @@ def _include(namespace, **arguments):
 @pytest.mark.launch_test
 def generate_test_description():
     isolate()  # a ROS domain of this test file's own; the nodes inherit it
-    params = tempfile.NamedTemporaryFile('w', suffix='.yaml', delete=False)
-    with params:
-        params.write(PARAMS)
+    params = write_temp('.yaml', PARAMS)
     return launch.LaunchDescription([
-        _include('dyn_file', urdf=URDF, use_sim_time='true', params_file=params.name,
+        _include('dyn_file', urdf=URDF, use_sim_time='true', params_file=params,
                  joint_states='/launch_test/joint_states', effort_commands='commands_in'),
         _include('dyn_topic'),
         ReadyToTest(),
@@ -153,7 +151,4 @@ class TestDynamicsLaunch(unittest.TestCase):
 class TestDynamicsShutdown(unittest.TestCase):
 
     def test_every_node_exits_cleanly(self, proc_info, proc_output):
-        launch_testing.asserts.assertExitCodes(proc_info)  # 0 only
-        for process_name in proc_info.process_names():
-            text = ''.join(line.text.decode() for line in proc_output[process_name])
-            self.assertNotIn('Traceback', text, process_name)
+        assert_clean_exits(self, proc_info, proc_output)

@@ -23,7 +23,6 @@ from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 import launch_testing
 from launch_testing.actions import ReadyToTest
-import launch_testing.asserts
 import pytest
 from rclpy.qos import qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
@@ -32,7 +31,8 @@ from std_srvs.srv import SetBool
 
 # `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_helpers import isolate  # noqa: E402, I100
+from ros_helpers import assert_clean_exits  # noqa: E402, I100
+from ros_helpers import isolate  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402
 
 SHARE = get_package_share_directory('denoc_dynamics')
@@ -140,7 +140,4 @@ class TestSimArmLaunch(unittest.TestCase):
 class TestSimArmShutdown(unittest.TestCase):
 
     def test_every_node_exits_cleanly(self, proc_info, proc_output):
-        launch_testing.asserts.assertExitCodes(proc_info)  # 0 only
-        for process_name in proc_info.process_names():
-            text = ''.join(line.text.decode() for line in proc_output[process_name])
-            self.assertNotIn('Traceback', text, process_name)
+        assert_clean_exits(self, proc_info, proc_output)

@@ -57,7 +57,6 @@ class ShutdownSignals:
             raise KeyboardInterrupt(f'{len(self.received)} shutdown signals')
 
 
-
 class RosSession:
     """
     rclpy, a SingleThreadedExecutor and the nodes, from init to shutdown.
