@@ -26,8 +26,8 @@ pytestmark = pytest.mark.ros
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 SHARE = get_package_share_directory('denoc_dynamics')
-#: Repetitions of each ``ros2 launch`` stop (DENOC_SHUTDOWN_REPEAT for a long run).
-REPEAT = max(1, int(os.environ.get('DENOC_SHUTDOWN_REPEAT', '10')) // 3)
+#: Repetitions of each ``ros2 launch`` stop (set DENOC_LAUNCH_REPEAT=50 for a long run).
+REPEAT = int(os.environ.get('DENOC_LAUNCH_REPEAT', '3'))
 
 LAUNCHES = {
     'sim_arm': (['sim_arm.launch.py'], 2),

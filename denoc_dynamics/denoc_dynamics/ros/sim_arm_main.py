@@ -241,7 +241,8 @@ def main(argv=None):
         robot = sim.model.robot
         names = robot.joint_names
         sim.duration = args.duration
-        sim.create_timer(status_line.period, lambda: status_line.update(sim.status, names),
+        # the status line limits itself to its period; the first one shows at once
+        sim.create_timer(0.1, lambda: status_line.update(sim.status, names),
                          clock=RclClock(clock_type=ClockType.STEADY_TIME))
         print(f'denoc_sim_arm: {robot.chain.name} ({robot.n} joints) from {urdf}; '
               f'parameters {params_file}; demo {"on" if args.demo else "off"}; '
