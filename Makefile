@@ -2,7 +2,8 @@
 #
 #   make venv    create .venv (if missing) and install every dependency from PyPI
 #   make build   colcon build of denoc_dynamics + denoc_dynamics_interfaces into install/
-#   make test    venv + build, then pytest over denoc_dynamics/test against install/
+#   make test    venv + build (+ the launch stack if ../shared/ros2-launch exists),
+#                then pytest over denoc_dynamics/test against install/
 #   make run     venv + build, then the all-in-one simulated arm (ARGS='...' passed on)
 #   make bench   venv + build, then benchmarks/run_all.py (ARGS='...' passed on)
 #   make clean   remove build/ install/ log/        (make distclean: also .venv)
@@ -25,7 +26,8 @@ TESTS  ?= test
 
 # --- what the venv gets (all from PyPI) --------------------------------------
 # Numerics and the reference implementations used by tests and benchmarks.
-PY_PKGS := numpy scipy lxml pytest hypothesis matplotlib pin example-robot-data
+PY_PKGS := numpy scipy lxml pytest hypothesis matplotlib pin example-robot-data \
+	ros-domain-coordinator==0.12.0
 # The browser view (arm_viewer: viser draws URDFs read by yourdfpy, pycollada reads
 # .dae meshes) and its test, which drives Debian's chromium (make browser) through
 # playwright.
@@ -58,7 +60,19 @@ PIP := "$(VPY)" -m pip install --disable-pip-version-check -q
 # pip.conf noise, hundreds of lines); pipefail keeps pip's exit status.
 PIPFILTER := sed -u "/^WARNING: Location 'file:.* is ignored/d"
 
-.PHONY: venv build browser test run bench clean distclean
+# The ROS 2 launch stack (launch, launch_ros, launch_testing, the ros2 CLI) is not on
+# PyPI. Where a copy of it sits beside the repository (CI has ../shared/ros2-launch:
+# wheels, install.sh and the source of composition_interfaces), `make test` installs
+# it into the venv (once; its stamp records install.sh and the wheels), colcon-builds
+# composition_interfaces into install/, and requires the launch tests: a launch test
+# that is skipped or not collected then fails the run. Without it they are skipped,
+# and `make test` says so in one line.
+LAUNCH_STACK ?= $(abspath $(CURDIR)/../shared/ros2-launch)
+LAUNCH_STAMP := $(VENV)/.denoc-ros2-launch-stamp
+HAVE_LAUNCH_STACK := $(wildcard $(LAUNCH_STACK)/install.sh)
+LAUNCH_SPEC = $(shell cd "$(LAUNCH_STACK)" && md5sum install.sh && ls wheels)
+
+.PHONY: venv build browser launch-stack test run bench clean distclean
 
 venv:
 	@if [ -f "$(VENV_STAMP)" ] && [ "$$(cat '$(VENV_STAMP)')" = "$(VENV_SPEC)" ] \
@@ -109,12 +123,33 @@ browser:
 	       "(sudo apt-get install chromium)" >&2; \
 	fi
 
+launch-stack: venv
+ifeq ($(HAVE_LAUNCH_STACK),)
+	@echo "launch-stack: no $(LAUNCH_STACK); the launch tests will be skipped (README: Testing)"
+else
+	@if [ "$$(cat '$(LAUNCH_STAMP)' 2>/dev/null)" != "$(LAUNCH_SPEC)" ]; then \
+	  "$(LAUNCH_STACK)/install.sh" "$(VENV)" 2>&1 | $(PIPFILTER); \
+	  printf '%s' "$(LAUNCH_SPEC)" > "$(LAUNCH_STAMP)"; \
+	fi; \
+	export VIRTUAL_ENV="$(VENV)" PATH="$(VENV)/bin:$$PATH" \
+	  AMENT_PREFIX_PATH="$(VENV)" CMAKE_PREFIX_PATH="$(VENV)"; \
+	unset PYTHONPATH COLCON_PREFIX_PATH _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
+	"$(VENV)/bin/colcon" --log-base log build \
+	  --base-paths "$(LAUNCH_STACK)/src" --packages-select composition_interfaces \
+	  --build-base build --install-base install \
+	  --cmake-args -DPython3_EXECUTABLE="$(VPY)" -DCMAKE_BUILD_TYPE=Release \
+	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
+endif
+
 # pytest runs from the package directory (as `colcon test` would) through the
 # venv's pytest script, so the source tree is not on sys.path and
 # `import denoc_dynamics` resolves to install/ (test/conftest.py asserts it).
 # pytest's exit code is passed on: 5 (no tests collected) fails the target.
-test: build browser
-	cd denoc_dynamics && $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
+# With the launch stack, DENOC_REQUIRE_LAUNCH_TESTS=required turns a skipped launch
+# test into a failure (test/conftest.py).
+test: build browser launch-stack
+	cd denoc_dynamics && DENOC_REQUIRE_LAUNCH_TESTS=$(if $(HAVE_LAUNCH_STACK),required,) \
+	  $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
 
 run: build
 	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \

@@ -10,8 +10,9 @@
 # Inputs (environment, all optional):
 #   VENV           the virtualenv holding the ROS wheels   (default: <repo>/.venv)
 #   INSTALL_DIR    the colcon install space                (default: <repo>/install)
-#   ROS_DOMAIN_ID  DDS domain; default: (this shell's PID mod 200) + 20, so that
-#                  concurrent runs on one machine do not see each other.
+# ROS_DOMAIN_ID and ROS_AUTOMATIC_DISCOVERY_RANGE are left as the caller has them:
+# `make run` must be visible from a second terminal on the default domain.  The tests
+# isolate themselves (test/ros_helpers.py: a domain_coordinator domain, localhost).
 # It does not use `set -u`: colcon's setup scripts read unset variables.
 set -eo pipefail
 
@@ -57,8 +58,6 @@ export PATH="$INSTALL_DIR/denoc_dynamics/lib/denoc_dynamics:$PATH"  # the consol
 
 # 4. Runtime settings for ROS 2 and numerics.
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( $$ % 200 + 20 ))}"
 export OPENBLAS_NUM_THREADS=1
 export PYTHONUNBUFFERED=1
 

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from .core import load_urdf
+from .core.robot import FD_METHODS
 from .resources import bundled_urdf, DEFAULT_ROBOT
 
 
@@ -48,7 +49,7 @@ def _parser():
     inertia.add_argument('--udu', action='store_true', help='also U and d of I = U D U^T')
     inertia.add_argument('--inverse', action='store_true', help='also the analytical inverse')
     fd = sub.add_parser('fd', parents=[common], help='forward dynamics: qdd at (q, qd, tau)')
-    fd.add_argument('--method', choices=('auto', 'denoc', 'cholesky'), default='auto')
+    fd.add_argument('--method', choices=FD_METHODS, default='auto')
     sub.add_parser('id', parents=[common], help='inverse dynamics: tau at (q, qd, qdd)')
     for name, command in sub.choices.items():
         if name == 'info':

@@ -16,9 +16,10 @@ classes of this module, which can be tested and benchmarked in-process:
   (:meth:`Simulation.drive`).
 * :class:`SimulationRunner` steps the simulation in chunks of one publish period,
   paces it to a real-time factor, measures the achieved one
-  (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish; between
-  chunks an ``idle`` callback can do other work (the sim node runs its ROS callbacks
-  there, in the physics thread, so that no second Python thread competes for the GIL).
+  (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish.  It owns the
+  simulated time: :meth:`SimulationRunner.tick` advances what is due now, so that the
+  sim node drives it from a timer of its executor, in the one thread that also runs
+  the ROS callbacks (no second Python thread competes for the GIL).
 
 Stability of explicit integrators: per joint, the passive terms form a damped
 oscillator ``I s^2 + c s + k`` (I the joint's effective inertia; c the viscous damping
@@ -41,6 +42,11 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from .core.robot import FD_METHODS
+
+#: The integrators and start modes of the simulation (and, from the core's Robot, the
+#: forward dynamics methods): the one list of each, which the nodes, the launch files
+#: and the command lines import.
 INTEGRATORS = ('rk4', 'ab4', 'semi_implicit_euler')
 START_MODES = ('hold', 'paused', 'running')
 
@@ -111,7 +117,7 @@ class PhysicsParameters:
     lowered if the integrator would be unstable.
     ``command_timeout`` [s of simulated time]: an effort command older than this
     counts as zero torque (<= 0: never).
-    ``fd_method``: passed to :meth:`Robot.forward_dynamics`.
+    ``fd_method``: one of :data:`FD_METHODS`, passed to :meth:`Robot.forward_dynamics`.
     ``divergence_velocity`` [rad/s or m/s]: a joint speed above this (or a non-finite
     one) counts as a diverged, failed simulation.
     """
@@ -132,6 +138,8 @@ class PhysicsParameters:
         if self.integrator not in INTEGRATORS:
             raise ValueError(f'integrator must be one of {INTEGRATORS}, '
                              f'got {self.integrator!r}')
+        if self.fd_method not in FD_METHODS:
+            raise ValueError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
         if not self.friction_velocity > 0.0:
             raise ValueError(f'friction_velocity must be > 0, got {self.friction_velocity!r}')
         if not self.limit_stop_frequency > 0.0:
@@ -521,23 +529,33 @@ class SimulationRunner:
     """
     Step a :class:`Simulation` in chunks of one publish period, paced in wall time.
 
+    The runner owns the simulated time: each :meth:`tick` advances the chunks that are
+    due at the current wall time and says when the next one is due, so that a ROS
+    timer (the sim node), or :meth:`run`'s plain loop, can drive it.
+
     ``real_time_factor`` > 0 keeps simulated time at that multiple of wall time (if the
     physics cannot keep up it runs as fast as it can, without catching up later); 0
-    runs as fast as possible.  After each chunk ``on_publish(snapshot)`` is called
-    outside the lock with a :class:`Snapshot` (never with a failed, non-finite state);
-    ``on_failure(message)`` once when the simulation fails.  ``lock`` guards the
-    simulation: hold it to change commands, pause or reset from another thread.
+    runs as fast as possible, :attr:`BUDGET` wall seconds per tick.  After each chunk
+    ``on_publish(snapshot)`` is called outside the lock with a :class:`Snapshot`
+    (never with a failed, non-finite state); paused or failed, the frozen state is
+    published once a publish period.  ``on_failure(message)`` is called once when the
+    simulation fails.  ``lock`` guards the simulation: hold it to change commands,
+    pause or reset from another thread.
     """
 
     #: Fall this far behind (wall seconds) and the pacing restarts from now.
     MAX_LAG = 0.25
+
+    #: Running as fast as possible, one :meth:`tick` steps for about this long [s of
+    #: wall time] before it returns (and the ROS callbacks get their turn).
+    BUDGET = 0.005
 
     def __init__(self, sim: Simulation, publish_rate: float = 100.0,
                  real_time_factor: float = 1.0,
                  on_publish: Optional[Callable] = None, lock=None,
                  clock: Callable[[], float] = time.monotonic,
                  on_failure: Optional[Callable] = None):
-        """Prepare to run ``sim``; nothing happens until :meth:`run`."""
+        """Prepare to run ``sim``; nothing happens until :meth:`tick` or :meth:`run`."""
         if not publish_rate > 0.0:
             raise ValueError(f'publish_rate must be > 0, got {publish_rate!r}')
         if not real_time_factor >= 0.0:
@@ -552,6 +570,16 @@ class SimulationRunner:
         self.meter = RealTimeFactorMeter()
         self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
         self._anchor = None
+        self._was_frozen = True
+        self._next_frozen = -math.inf
+        self._reported = None
+
+    @property
+    def period(self) -> float:
+        """Return the wall time between two chunks at the target pace [s] (0: flat out)."""
+        if self.real_time_factor == 0.0:
+            return 0.0
+        return self.chunk * self.sim.h / self.real_time_factor
 
     def set_simulation(self, sim: Simulation):
         """Swap in another simulation (a new robot model); call with the lock held."""
@@ -570,63 +598,73 @@ class SimulationRunner:
             return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
                             sim.mode, sim.paused)
 
-    def run(self, stop: threading.Event, duration: Optional[float] = None,
-            idle: Optional[Callable[[float], None]] = None):
+    def finished(self, duration: Optional[float]) -> bool:
+        """Return True once the simulated time has reached ``duration`` (None: never)."""
+        return duration is not None and self.sim.t >= duration - 0.5 * self.sim.h
+
+    def tick(self, duration: Optional[float] = None) -> float:
         """
-        Run until ``stop`` is set or the simulated time reaches ``duration``.
+        Advance the chunks due now (none past ``duration``); return the wait until the next.
 
-        Between chunks the runner waits (pacing, or one publish period while paused or
-        failed) with ``idle(seconds)`` if given, else ``stop.wait(seconds)``; running
-        as fast as possible it calls ``idle(0.0)`` after every chunk.  ``idle`` lets
-        the caller do its other work (e.g. ROS callbacks) in this same thread.
+        The wait is in seconds of wall time (0 when running as fast as possible).
         """
-        period = 1.0 / self.publish_rate
-        was_frozen = True
-        reported = None
-
-        def wait(seconds):
-            if idle is not None:
-                idle(seconds)
-            elif seconds > 0.0:
-                stop.wait(seconds)
-
-        while not stop.is_set():
-            snapshot = self.step_chunk()
-            now = self.clock()
-            sim = self.sim
-            frozen = sim.paused or sim.failure is not None
-            if frozen != was_frozen:
-                self._anchor = None
-                self.meter.reset()
-                was_frozen = frozen
-            if not frozen:
-                self.meter.update(sim.t, now)
-            if snapshot is not None and self.on_publish is not None:
-                self.on_publish(snapshot)
-            failure = sim.failure
-            if failure is not None and failure is not reported:
-                reported = failure
-                if self.on_failure is not None:
-                    self.on_failure(failure)
-            if duration is not None and sim.t >= duration - 0.5 * sim.h:
-                break
-            if frozen:
-                wait(period)
-            elif self.real_time_factor > 0.0:
-                wait(self._pace(sim.t, now))
-            else:
-                wait(0.0)
-
-    def _pace(self, sim_time, now) -> float:
-        """Return how long to wait before the next chunk to keep the real-time factor."""
-        if self._anchor is None:
-            self._anchor = (sim_time, now)
+        now = self.clock()
+        sim = self.sim
+        frozen = sim.paused or sim.failure is not None
+        if frozen != self._was_frozen:
+            self._anchor = None
+            self.meter.reset()
+            self._was_frozen = frozen
+        if frozen:
+            if now < self._next_frozen:
+                return self._next_frozen - now
+            self._next_frozen = now + 1.0 / self.publish_rate
+            self._chunk()
+            return 1.0 / self.publish_rate
+        if self.real_time_factor == 0.0:
+            end = now + self.BUDGET
+            while not self.finished(duration):
+                if self._chunk() or self.clock() >= end:
+                    break
             return 0.0
+        if self._anchor is None:
+            self._anchor = (sim.t, now)
         s0, w0 = self._anchor
-        wait = w0 + (sim_time - s0) / self.real_time_factor - now
-        if wait < -self.MAX_LAG:  # cannot keep up: restart the pacing from here
-            self._anchor = (sim_time, now)
-        return max(wait, 0.0)
+        due = s0 + (now - w0) * self.real_time_factor  # simulated time due now
+        chunk_time = self.chunk * sim.h
+        if due - sim.t > self.MAX_LAG * self.real_time_factor:
+            # cannot keep up: one chunk now, and the pacing restarts from here
+            self._anchor = (sim.t + chunk_time, now)
+            due = sim.t + chunk_time
+        while sim.t + chunk_time <= due + 0.5 * sim.h and not self.finished(duration):
+            if self._chunk():
+                break
+            sim = self.sim
+        s0, w0 = self._anchor
+        return max(w0 + (sim.t + chunk_time - s0) / self.real_time_factor - self.clock(), 0.0)
+
+    def _chunk(self) -> bool:
+        """Step one chunk and publish it; return True if the simulation is frozen."""
+        snapshot = self.step_chunk()
+        sim = self.sim
+        frozen = sim.paused or sim.failure is not None
+        if not frozen:
+            self.meter.update(sim.t, self.clock())
+        if snapshot is not None and self.on_publish is not None:
+            self.on_publish(snapshot)
+        failure = sim.failure
+        if failure is not None and failure is not self._reported:
+            self._reported = failure
+            if self.on_failure is not None:
+                self.on_failure(failure)
+        return frozen
+
+    def run(self, stop: threading.Event, duration: Optional[float] = None):
+        """Tick until ``stop`` is set or the simulated time reaches ``duration``."""
+        while not stop.is_set() and not self.finished(duration):
+            wait = self.tick(duration)
+            if wait > 0.0:
+                stop.wait(wait)
 
 
 @dataclass

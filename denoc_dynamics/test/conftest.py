@@ -1,4 +1,4 @@
-"""Shared pytest setup for denoc_dynamics."""
+"""Shared pytest setup for denoc_dynamics: install-space check, isolation, launch tests."""
 
 import importlib.util
 import os
@@ -8,23 +8,77 @@ import pytest
 
 SOURCE_PACKAGE = Path(__file__).resolve().parents[1] / 'denoc_dynamics'
 
+#: The tests that need the ROS 2 launch stack (launch, launch_ros, launch_testing and
+#: the ros2 CLI), which is not on PyPI.
+LAUNCH_TESTS = ('test_*_launch.py', 'test_launch_*.py')
+
+#: Set to ``required`` (make test does, where ../shared/ros2-launch exists): a launch
+#: test that is not collected, or skipped, is then an error, never a silent skip.
+REQUIRE_LAUNCH_TESTS = 'DENOC_REQUIRE_LAUNCH_TESTS'
+
+
+def _launch_stack_missing():
+    """Return why the launch stack cannot be imported, or None."""
+    for name in ('launch', 'launch_ros', 'launch_testing', 'launch_testing_ros', 'ros2cli'):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return f'{name}: {exc}'
+    return None
+
+
+LAUNCH_STACK_MISSING = _launch_stack_missing()
+LAUNCH_TESTS_REQUIRED = os.environ.get(REQUIRE_LAUNCH_TESTS) == 'required'
+
+if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
+    collect_ignore_glob = list(LAUNCH_TESTS)
+
+
+def pytest_report_header(config):
+    """Say in one line whether the launch tests run, and if not why."""
+    if LAUNCH_STACK_MISSING is None:
+        mode = ' (required: a skip fails)' if LAUNCH_TESTS_REQUIRED else ''
+        return f'launch tests: run{mode}'
+    return ('launch tests: skipped, the ROS 2 launch stack is not installed '
+            f'({LAUNCH_STACK_MISSING}); see README "Testing"')
+
 
 def pytest_sessionstart(session):
     """
-    Refuse to test the source tree instead of the colcon install space.
+    Refuse to test the source tree; isolate the run on its own ROS domain.
 
     `make test` runs pytest in the environment of install/ (.ci/env.sh); there
     `import denoc_dynamics` must resolve to install/.../site-packages. Set
     DENOC_TEST_FROM_SOURCE=1 to run against the source tree on purpose.
     """
-    if os.environ.get('DENOC_TEST_FROM_SOURCE') == '1':
-        return
-    spec = importlib.util.find_spec('denoc_dynamics')
-    locations = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] \
-        if spec is not None else []
-    if not locations or any(p == SOURCE_PACKAGE for p in locations) \
-            or not all('site-packages' in p.parts for p in locations):
+    if LAUNCH_TESTS_REQUIRED and LAUNCH_STACK_MISSING is not None:
         raise pytest.UsageError(
-            'denoc_dynamics must be imported from the colcon install space, '
-            f'found {locations or "nothing"}: run the tests with `make test` '
-            '(or .ci/env.sh pytest), or set DENOC_TEST_FROM_SOURCE=1.')
+            f'{REQUIRE_LAUNCH_TESTS}=required but the launch stack cannot be imported: '
+            f'{LAUNCH_STACK_MISSING}')
+    if os.environ.get('DENOC_TEST_FROM_SOURCE') != '1':
+        spec = importlib.util.find_spec('denoc_dynamics')
+        locations = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] \
+            if spec is not None else []
+        if not locations or any(p == SOURCE_PACKAGE for p in locations) \
+                or not all('site-packages' in p.parts for p in locations):
+            raise pytest.UsageError(
+                'denoc_dynamics must be imported from the colcon install space, '
+                f'found {locations or "nothing"}: run the tests with `make test` '
+                '(or .ci/env.sh pytest), or set DENOC_TEST_FROM_SOURCE=1.')
+    from ros_helpers import isolate
+    isolate()
+
+
+def _is_launch_test(path):
+    return any(Path(path).match(pattern) for pattern in LAUNCH_TESTS)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Where the launch tests are required, a skipped launch test is a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if LAUNCH_TESTS_REQUIRED and report.skipped and _is_launch_test(item.path):
+        report.outcome = 'failed'
+        report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_LAUNCH_TESTS}=required: '
+                           f'{report.longrepr}')

@@ -1,11 +1,14 @@
 """
-Helpers of the ROS tests: node executables as subprocesses and an rclpy test client.
+Helpers of the ROS tests: isolation, node executables as subprocesses, an rclpy client.
 
-The subprocesses inherit the environment of the test session (.ci/env.sh), so they
-use its ROS_DOMAIN_ID and localhost-only discovery.  Their stdout and stderr go to a
-temporary file, shown in assertion messages (:meth:`NodeProcess.output`).
+Every test run isolates itself (:func:`isolate`): the session (test/conftest.py) and
+each launch test file reserve a ROS domain that no other process on this machine
+uses, and discovery stays on localhost.  The subprocesses inherit that environment.
+Their stdout and stderr go to a temporary file, shown in assertion messages
+(:meth:`NodeProcess.output`).
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -13,30 +16,51 @@ import tempfile
 import time
 
 from ament_index_python.packages import get_package_prefix
-import pytest
+import domain_coordinator
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 #: Timeout for DDS discovery, process start-up and service answers [s].
 DISCOVERY_TIMEOUT = 20.0
 
-
-LAUNCH_TESTING_REASON = (
-    'launch_testing / launch_ros cannot be imported (not in the PyPI wheels); '
-    'this launch test runs in a full ROS 2 installation')
+#: The domains reserved by this process (released when it exits).
+_RESERVED = contextlib.ExitStack()
 
 
-def import_launch_modules():
+def isolate(environ=os.environ):
     """
-    Return the launch and launch_testing modules a launch test needs, in order.
+    Reserve a ROS domain for this test process and its children; return its id.
 
-    launch, launch.actions, launch.launch_description_sources, launch_ros,
-    launch_testing, launch_testing.actions and launch_testing.asserts; skips the
-    calling test module where they cannot be imported.
+    ``domain_coordinator`` (ROS's own, as ament_cmake_ros's isolated tests use it)
+    hands out an id from 1 to 100 that no other process holding one uses, and keeps it
+    reserved until this process exits.  Sets ROS_DOMAIN_ID and
+    ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST in ``environ``.
     """
-    names = ('launch', 'launch.actions', 'launch.launch_description_sources', 'launch_ros',
-             'launch_testing', 'launch_testing.actions', 'launch_testing.asserts')
-    return [pytest.importorskip(name, reason=LAUNCH_TESTING_REASON) for name in names]
+    domain = _RESERVED.enter_context(domain_coordinator.domain_id())
+    environ['ROS_DOMAIN_ID'] = str(domain)
+    environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    return domain
+
+
+def write_temp(suffix, text):
+    """Write ``text`` to a new temporary file and return its path (left for the OS)."""
+    stream = tempfile.NamedTemporaryFile('w', suffix=suffix, delete=False)
+    with stream:
+        stream.write(text)
+    return stream.name
+
+
+def assert_clean_exits(test, proc_info, proc_output):
+    """
+    Assert that every process of a launch test exited with 0 and printed no traceback.
+
+    For a launch_testing post-shutdown test: launch stops each node with SIGINT.
+    """
+    import launch_testing.asserts
+    launch_testing.asserts.assertExitCodes(proc_info)  # 0 only
+    for process_name in proc_info.process_names():
+        text = ''.join(line.text.decode() for line in proc_output[process_name])
+        test.assertNotIn('Traceback', text, process_name)
 
 
 def executable(name):
@@ -98,6 +122,14 @@ class NodeProcess:
         """Return its state and output, for assertion messages."""
         state = 'running' if self.alive() else f'exited with {self.proc.returncode}'
         return f'--- {self.name} ({state}) output:\n{self.output()}\n---'
+
+    def send(self, *signals, gap=0.05):
+        """Send ``signals`` to the process, ``gap`` seconds apart (while it runs)."""
+        for k, signum in enumerate(signals):
+            if k:
+                time.sleep(gap)
+            if self.alive():
+                self.proc.send_signal(signum)
 
     def interrupt(self, timeout=10.0):
         """Send SIGINT (Ctrl-C) and return the exit code (None if it did not exit)."""
@@ -167,6 +199,18 @@ class RosClient:
         future = client.call_async(request)
         assert self.spin_until(future.done, timeout), f'no answer from {client.srv_name}'
         return future.result()
+
+    def parameters(self, node, names, timeout=DISCOVERY_TIMEOUT):
+        """Return {name: value} of the parameters ``names`` of ``node`` (full name)."""
+        from rcl_interfaces.srv import GetParameters
+        from rclpy.parameter import parameter_value_to_python
+        client = self.node.create_client(GetParameters, f'{node}/get_parameters')
+        try:
+            response = self.call(client, GetParameters.Request(names=list(names)), timeout)
+        finally:
+            self.node.destroy_client(client)
+        return {name: parameter_value_to_python(value)
+                for name, value in zip(names, response.values)}
 
     def close(self):
         """Destroy the node and shut the context down."""

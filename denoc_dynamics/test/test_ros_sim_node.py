@@ -167,3 +167,17 @@ def test_pause_and_resume(client, nodes):
     assert np.abs(q2[-1] - q[0]).max() > 1e-3, 'falling again'
     assert all(p.alive() for p in nodes), '\n'.join(p.describe() for p in nodes)
     assert 'real-time factor' in nodes[0].output()
+
+
+@pytest.mark.parametrize('executable, name, value', [
+    ('sim_node', 'fd_method', 'foo'), ('sim_node', 'integrator', 'euler'),
+    ('sim_node', 'start_mode', 'fast'), ('dynamics_node', 'fd_method', 'foo')])
+def test_bad_choice_parameters_are_rejected_at_start_up(executable, name, value):
+    # before: sim_node accepted fd_method foo and failed at its first step
+    proc = NodeProcess(executable, ros_args(urdf_path=bundled_urdf(), **{name: value}))
+    try:
+        assert proc.proc.wait(30.0) == 1, proc.describe()
+        assert f'{name} must be one of' in proc.output(), proc.describe()
+        assert 'Traceback' not in proc.output(), proc.describe()
+    finally:
+        proc.stop()

@@ -1,101 +1,149 @@
 """
-launch_testing test of launch/sim_arm.launch.py (sim, dynamics, trajectory controller).
+launch_testing test of launch/sim_arm.launch.py with ``use_sim_time:=true``.
 
-Needs launch, launch_ros and launch_testing (a ROS 2 installation); skipped where
-they cannot be imported, e.g. with the PyPI wheels of this repository's venv.
+Runs under pytest (launch_testing's plugin) and as ``launch_test FILE``.  It checks
+that every launch argument given here reaches its node (``use_sim_time``: sim_node
+publishes /clock and stamps with it, dynamics_node runs on it; ``urdf`` and
+``integrator`` at their defaults), that the README's ros2 CLI commands work against
+the nodes, and that launch's own SIGINT at the end gives exit code 0 for each node.
+test_sim_arm_namespace_launch.py starts the same file with non-default arguments.
 """
 
 import os
-import time
+import subprocess
+import sys
 import unittest
 
+from ament_index_python.packages import get_package_share_directory
+from denoc_dynamics import load_urdf
+from denoc_dynamics_interfaces.msg import JointAccelerations
+from denoc_dynamics_interfaces.msg import TrajectoryControllerState
+from denoc_dynamics_interfaces.srv import GetInertiaMatrix
+import launch
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+import launch_testing
+from launch_testing.actions import ReadyToTest
 import pytest
+from rclpy.qos import qos_profile_sensor_data
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
 
-from ros_helpers import import_launch_modules  # noqa: I100
+# `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ros_helpers import assert_clean_exits  # noqa: E402, I100
+from ros_helpers import isolate  # noqa: E402
+from ros_helpers import RosClient  # noqa: E402
 
-(launch, launch_actions, launch_sources, _, launch_testing, launch_testing_actions,
- launch_testing_asserts) = import_launch_modules()
-
-from ament_index_python.packages import get_package_share_directory  # noqa: E402, I100
-from denoc_dynamics_interfaces.msg import JointAccelerations  # noqa: E402
-from denoc_dynamics_interfaces.msg import TrajectoryControllerState  # noqa: E402
-from denoc_dynamics_interfaces.srv import GetInertiaMatrix  # noqa: E402
-import rclpy  # noqa: E402
-from rclpy.qos import qos_profile_sensor_data  # noqa: E402
-from rosgraph_msgs.msg import Clock  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_srvs.srv import SetBool  # noqa: E402
-
+SHARE = get_package_share_directory('denoc_dynamics')
+URDF = os.path.join(SHARE, 'urdf', 'denoc_arm7.urdf')
 TIMEOUT = 30.0
 
 
 @pytest.mark.launch_test
 def generate_test_description():
-    share = get_package_share_directory('denoc_dynamics')
+    isolate()  # a ROS domain of this test file's own; the nodes inherit it
     return launch.LaunchDescription([
-        launch_actions.IncludeLaunchDescription(
-            launch_sources.PythonLaunchDescriptionSource(
-                os.path.join(share, 'launch', 'sim_arm.launch.py')),
-            launch_arguments={'use_sim_time': 'true', 'integrator': 'rk4'}.items()),
-        launch_testing_actions.ReadyToTest(),
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(os.path.join(SHARE, 'launch', 'sim_arm.launch.py')),
+            launch_arguments={'use_sim_time': 'true'}.items()),
+        ReadyToTest(),
     ])
+
+
+def ros2(*args, timeout=TIMEOUT):
+    """Run a ros2 CLI command (in this test's domain); return its output."""
+    proc = subprocess.run(('ros2',) + args, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f'ros2 {" ".join(args)}: {proc.stdout}{proc.stderr}'
+    return proc.stdout
 
 
 class TestSimArmLaunch(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        rclpy.init()
-        cls.node = rclpy.create_node('sim_arm_launch_test')
+        cls.client = RosClient('sim_arm_launch_test')
+        cls.robot = load_urdf(URDF)
 
     @classmethod
     def tearDownClass(cls):
-        cls.node.destroy_node()
-        rclpy.shutdown()
+        cls.client.close()
+        subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=TIMEOUT)
 
-    def wait_for_message(self, msg_type, topic, qos=10):
-        received = []
-        sub = self.node.create_subscription(msg_type, topic, received.append, qos)
-        end = time.monotonic() + TIMEOUT
-        while not received and time.monotonic() < end:
-            rclpy.spin_once(self.node, timeout_sec=0.1)
-        self.node.destroy_subscription(sub)
-        self.assertTrue(received, f'nothing received on {topic}')
+    def first(self, msg_type, topic, qos=10):
+        received = self.client.collect(msg_type, topic, qos)
+        self.assertTrue(self.client.spin_until(lambda: received, TIMEOUT),
+                        f'nothing received on {topic}')
         return received[0]
 
-    def call(self, srv_type, name, request):
-        client = self.node.create_client(srv_type, name)
-        self.assertTrue(client.wait_for_service(timeout_sec=TIMEOUT), f'{name} not available')
-        future = client.call_async(request)
-        rclpy.spin_until_future_complete(self.node, future, timeout_sec=TIMEOUT)
-        self.assertTrue(future.done(), f'no answer from {name}')
-        self.node.destroy_client(client)
-        return future.result()
-
-    def test_topics(self):
-        state = self.wait_for_message(JointState, '/joint_states', qos_profile_sensor_data)
-        self.assertEqual(list(state.name), [f'joint{k}' for k in range(1, 8)])
-        self.assertEqual(len(state.position), 7)
-        self.wait_for_message(Clock, '/clock', qos_profile_sensor_data)
-        acc = self.wait_for_message(JointAccelerations, '/dynamics_node/joint_accelerations')
-        self.assertEqual(len(acc.acceleration), 7)
-        control = self.wait_for_message(TrajectoryControllerState,
-                                        '/trajectory_controller/controller_state')
-        self.assertEqual(list(control.joint_names), list(state.name))
+    def test_use_sim_time_publishes_clock_and_stamps_with_it(self):
+        clocks = self.client.collect(Clock, '/clock', qos_profile_sensor_data)
+        state = self.first(JointState, '/joint_states', qos_profile_sensor_data)
+        self.assertEqual(list(state.name), self.robot.joint_names)
+        self.assertTrue(self.client.spin_until(lambda: len(clocks) >= 2, TIMEOUT),
+                        'nothing received on /clock')
+        # simulated time: starts at 0 and runs at the publish rate (100 Hz)
+        t = clocks[-1].clock.sec + 1e-9 * clocks[-1].clock.nanosec
+        self.assertLess(t, 1e6, 'the /clock is not the simulated time')
+        acc = self.first(JointAccelerations, '/dynamics_node/joint_accelerations')
+        self.assertEqual(len(acc.acceleration), self.robot.n)
+        control = self.first(TrajectoryControllerState, '/trajectory_controller/controller_state')
+        self.assertEqual(list(control.joint_names), self.robot.joint_names)
         self.assertFalse(control.trajectory_active)   # holding the initial pose
 
+    def test_launch_arguments_reach_the_nodes(self):
+        sim = self.client.parameters('/sim_node', ['publish_clock', 'integrator', 'urdf_path'])
+        self.assertEqual(sim, {'publish_clock': True, 'integrator': 'rk4', 'urdf_path': URDF})
+        dyn = self.client.parameters('/dynamics_node', ['use_sim_time', 'urdf_path'])
+        self.assertEqual(dyn, {'use_sim_time': True, 'urdf_path': URDF})
+        ctl = self.client.parameters('/trajectory_controller', ['use_sim_time', 'urdf_path'])
+        self.assertEqual(ctl, {'use_sim_time': True, 'urdf_path': URDF})
+
     def test_services(self):
-        response = self.call(GetInertiaMatrix, '/dynamics_node/get_inertia_matrix',
-                             GetInertiaMatrix.Request(include_inverse=True))
+        response = self.client.call(
+            self.client.node.create_client(GetInertiaMatrix,
+                                           '/dynamics_node/get_inertia_matrix'),
+            GetInertiaMatrix.Request(include_inverse=True))
         self.assertTrue(response.success, response.message)
-        self.assertEqual(len(response.inertia.data), 49)
-        self.assertEqual(len(response.inverse), 49)
-        response = self.call(SetBool, '/sim_node/pause', SetBool.Request(data=False))
+        self.assertEqual(len(response.inertia.data), self.robot.n ** 2)
+        self.assertEqual(len(response.inverse), self.robot.n ** 2)
+        response = self.client.call(
+            self.client.node.create_client(SetBool, '/sim_node/pause'),
+            SetBool.Request(data=False))
         self.assertTrue(response.success, response.message)
+
+    # --- the commands of the README ----------------------------------------------------
+    def test_ros2_param_describe(self):
+        out = ros2('param', 'describe', '/sim_node', 'integrator')
+        self.assertIn('Type: string', out)
+        self.assertIn('Runge-Kutta', out)
+        self.assertIn('Read only: true', out)
+
+    def test_ros2_service_call_get_inertia_matrix(self):
+        out = ros2('service', 'call', '/dynamics_node/get_inertia_matrix',
+                   'denoc_dynamics_interfaces/srv/GetInertiaMatrix',
+                   '{include_decomposition: true}')
+        self.assertIn('success=True', out)
+        self.assertIn("message='inertia matrix at the latest joint state'", out)
+
+    def test_ros2_topic_hz(self):
+        proc = subprocess.Popen(['ros2', 'topic', 'hz', '/joint_states'],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            out, _ = proc.communicate(timeout=8.0)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(2)
+            out, _ = proc.communicate(timeout=TIMEOUT)
+        rates = [float(line.split(':')[1]) for line in out.splitlines()
+                 if line.startswith('average rate:')]
+        self.assertTrue(rates, out)
+        # publish_rate 100 Hz of simulated time, at a real-time factor of 1
+        self.assertAlmostEqual(rates[-1], 100.0, delta=25.0)
 
 
 @launch_testing.post_shutdown_test()
 class TestSimArmShutdown(unittest.TestCase):
 
-    def test_exit_codes(self, proc_info):
-        launch_testing_asserts.assertExitCodes(proc_info, allowable_exit_codes=[0, -2, -15])
+    def test_every_node_exits_cleanly(self, proc_info, proc_output):
+        assert_clean_exits(self, proc_info, proc_output)

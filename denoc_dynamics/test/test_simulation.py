@@ -8,6 +8,7 @@ import time
 from denoc_dynamics import load_urdf, Robot
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.simulation import CommandOutOfRange
+from denoc_dynamics.simulation import FD_METHODS
 from denoc_dynamics.simulation import PhysicsParameters
 from denoc_dynamics.simulation import RealTimeFactorMeter
 from denoc_dynamics.simulation import Simulation
@@ -239,6 +240,19 @@ def test_initial_positions_are_checked(arm):
         Simulation(arm, PhysicsParameters(integrator='euler'))
     with pytest.raises(ValueError):
         Simulation(arm, start_mode='fast')
+
+
+def test_fd_method_is_checked_at_construction(arm):
+    # before: accepted, then every step failed on "the dynamics failed on a non-finite
+    # or invalid state"
+    with pytest.raises(ValueError, match="fd_method must be one of .'auto', 'denoc'"):
+        PhysicsParameters(fd_method='foo').check()
+    with pytest.raises(ValueError, match='fd_method'):
+        Simulation(arm, PhysicsParameters(fd_method='foo'))
+    for method in FD_METHODS:
+        sim = Simulation(arm, PhysicsParameters(fd_method=method), start_mode='running')
+        sim.advance(5)
+        assert sim.failure is None, method
 
 
 class _NanAfter:

@@ -59,9 +59,8 @@ from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
 from .. import NonFiniteResult
+from ..core.robot import FD_METHODS
 from ..simulation import PhysicsParameters
-
-FD_METHODS = ('auto', 'denoc', 'cholesky')
 
 
 def _flat(matrix) -> list:

@@ -1,41 +1,125 @@
-"""The ``main()`` of the node executables, shared by dynamics_node and sim_node."""
+"""
+The ``main()`` of the node executables: one owner of time and of shutdown.
 
+:class:`RosSession` initializes rclpy *without* its signal handlers.  SIGINT and
+SIGTERM only set a flag (:class:`ShutdownSignals`); :meth:`RosSession.spin` runs the
+executor's callbacks (timers included: the sim node steps its physics from one) and
+looks at the flag between them.  When it is set, or the caller's ``done()`` is true,
+the spin returns and the session destroys the nodes and shuts rclpy down, in that
+order, in that one place.  Nothing raises on a signal: a terminal's Ctrl-C, which
+reaches a node of ``ros2 launch`` twice (from the terminal, then from launch), a
+SIGTERM, or a signal while the nodes are still being created all end the process
+with exit code 0 and no traceback.  Once the session is closed the two signals are
+ignored: launch's second SIGINT may arrive while the interpreter is finalizing, after
+Python has put the default action (death by the signal) back for every handler of its
+own.  A third signal during the session raises KeyboardInterrupt, the ordinary way out
+of a process that does not stop.
+"""
+
+import signal
 import sys
+import threading
 
 import rclpy
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+
+#: Longest time [s] between two looks at the shutdown flag while no callback is ready.
+SHUTDOWN_POLL = 0.05
 
 
-def run_node(node_class, name, spin=None, args=None):
+class ShutdownSignals:
+    """SIGINT and SIGTERM set :attr:`received` (the signal names) instead of raising."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        """Install the handlers (main thread only; elsewhere signals stay as they are)."""
+        self.received = []
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                signal.signal(signum, self._on_signal)
+
+    @property
+    def requested(self) -> bool:
+        """Return True once a shutdown signal arrived."""
+        return bool(self.received)
+
+    def ignore(self):
+        """Ignore further signals (main thread only): the process is finishing."""
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+
+    def _on_signal(self, signum, frame):
+        self.received.append(signal.Signals(signum).name)
+        if len(self.received) >= 3:
+            raise KeyboardInterrupt(f'{len(self.received)} shutdown signals')
+
+
+class RosSession:
     """
-    Run one node in a SingleThreadedExecutor until shutdown; return the exit code.
+    rclpy, a SingleThreadedExecutor and the nodes, from init to shutdown.
 
-    ``spin(node, executor)`` replaces ``executor.spin()``.  A RuntimeError or a
-    ParameterException (a parameter of the wrong type or out of its range) raised
-    while the node is constructed is printed in one line and gives exit code 1; rclpy
-    is shut down in every case.
+    Use it as a context manager: ``with RosSession(args) as session:``, then
+    :meth:`add` the nodes and :meth:`spin`.  On leaving, the nodes are destroyed in
+    reverse order and rclpy is shut down, whatever happened.
     """
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = node_class()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        if spin is None:
-            executor.spin()
-        else:
-            spin(node, executor)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (RuntimeError, ParameterException) as exc:
-        if node is None:
+
+    def __init__(self, args=None):
+        """Install the signal handlers first, then initialize rclpy with ``args``."""
+        self.signals = ShutdownSignals()
+        self.nodes = []
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        self.executor = SingleThreadedExecutor()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+    def add(self, node):
+        """Add ``node`` to the executor (and to the nodes destroyed at the end); return it."""
+        self.nodes.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def spin(self, done=None):
+        """Run the callbacks until a shutdown signal or ``done()``; return True if done."""
+        executor = self.executor
+        while not self.signals.requested:
+            if done is not None and done():
+                return True
+            executor.spin_once(timeout_sec=SHUTDOWN_POLL)
+        return False
+
+    def close(self):
+        """Destroy the nodes (last added first), shut rclpy down, ignore the signals."""
+        try:
+            self.executor.shutdown()
+            while self.nodes:
+                self.nodes.pop().destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            self.signals.ignore()
+
+
+def run_node(node_class, name, args=None):
+    """
+    Run one node until SIGINT or SIGTERM; return the exit code.
+
+    A RuntimeError or a ParameterException (a parameter of the wrong type or out of
+    its range) raised while the node is constructed (a bad parameter or URDF) is
+    printed in one line and gives exit code 1; a shutdown signal gives 0.
+    """
+    with RosSession(args) as session:
+        try:
+            session.add(node_class())
+        except (RuntimeError, ParameterException) as exc:
             print(f'{name}: {exc}', file=sys.stderr)
             return 1
-        raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        session.spin()
     return 0

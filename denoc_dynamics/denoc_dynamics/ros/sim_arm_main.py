@@ -1,10 +1,11 @@
 """
-denoc_sim_arm: the simulated arm and the dynamics node in one process.
+denoc_sim_arm: the simulated arm, the dynamics node and the trajectory controller in one process.
 
-Both nodes (and, with ``--demo``, the trajectory controller) are composed by hand in
-one executor, whose callbacks the sim node runs between its physics chunks
-(:meth:`SimNode.run`): one thread, no competition for the GIL.  Parameters come from
-the same YAML file as the launch file uses (``--params-file``, default the installed
+The nodes are composed by hand in one SingleThreadedExecutor
+(:class:`~denoc_dynamics.ros.node_main.RosSession`): the sim node's physics timer and
+every other callback run in one thread, with no competition for the GIL, and a
+shutdown signal ends the spin cleanly.  Parameters come from the same YAML file as
+the launch file uses (``--params-file``, default the installed
 ``config/sim_arm.yaml``); ``--urdf``, ``--real-time-factor`` and ``--integrator``
 override it.  A status line shows the simulated time, the real-time factor and a few
 joint positions (updated in place on a terminal, one line a second otherwise).
@@ -17,8 +18,11 @@ trajectory arrives from elsewhere on ``/trajectory_controller/joint_trajectory``
 arm follows that one and then holds.  The controller's friction compensation gets
 the simulated arm's own friction regularization, and the sim node publishes /clock
 and stamps joint_states with the simulated time, on which the controller runs
-whatever the real-time factor.  Without the demo the arm holds
-its initial pose (``start_mode: hold``) until something publishes ``effort_commands``.
+whatever the real-time factor.  Without the demo the arm holds its initial pose
+(``start_mode: hold``) until something publishes ``effort_commands``.
+
+The 3D view (:mod:`.arm_viewer`, on by default, ``--no-viewer`` to switch it off)
+serves the moving arm on http://localhost:8080 (``--viewer-port``).
 
 Examples::
 
@@ -37,16 +41,19 @@ import time
 from ament_index_python.packages import get_package_share_directory
 from ament_index_python.packages import PackageNotFoundError
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.clock import Clock as RclClock
+from rclpy.clock import ClockType
 from rclpy.parameter import Parameter
+from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
+from .node_main import RosSession
 from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
 from .trajectory_controller import TrajectoryController
 from ..resources import bundled_urdf
+from ..simulation import INTEGRATORS
+from ..simulation import START_MODES
 from ..trajectory import demo_trajectory
 
 PACKAGE = 'denoc_dynamics'
@@ -171,9 +178,8 @@ def parse_args(argv):
                         help='save a plot of the joint trajectories at exit')
     parser.add_argument('--real-time-factor', type=float, default=None,
                         help='simulated seconds per wall second; 0: as fast as possible')
-    parser.add_argument('--integrator', default=None,
-                        choices=('rk4', 'ab4', 'semi_implicit_euler'))
-    parser.add_argument('--start-mode', default=None, choices=('hold', 'paused', 'running'),
+    parser.add_argument('--integrator', default=None, choices=INTEGRATORS)
+    parser.add_argument('--start-mode', default=None, choices=START_MODES,
                         help="sim_node start_mode ('running' for a benchmark without --demo)")
     parser.add_argument('--demo', action=argparse.BooleanOptionalAction, default=True,
                         help='the trajectory controller, following the demo trajectory '
@@ -190,19 +196,12 @@ def parse_args(argv):
 def main(argv=None):
     """Run the all-in-one simulated arm; return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    ros_args = []
-    if '--ros-args' in argv:
-        cut = argv.index('--ros-args')
-        argv, ros_args = argv[:cut], argv[cut:]
-    args = parse_args(argv)
+    args = parse_args(remove_ros_args(['denoc_sim_arm'] + argv)[1:])
     params_file = args.params_file or default_params_file()
     if not os.path.isfile(params_file):
         print(f'denoc_sim_arm: no parameters file {params_file}', file=sys.stderr)
         return 2
     urdf = args.urdf or bundled_urdf()
-    # The YAML first: --ros-args given by the user come later and take precedence.
-    rclpy.init(args=['denoc_sim_arm', '--ros-args', '--params-file', params_file]
-               + ros_args)
     overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
                  Parameter('robot_description', Parameter.Type.STRING, '')]
     sim_overrides = list(overrides)
@@ -216,70 +215,57 @@ def main(argv=None):
     if args.demo:
         # the trajectory controller runs on the joint states' stamps: simulated time
         sim_overrides.append(Parameter('publish_clock', Parameter.Type.BOOL, True))
-    nodes = []
     status_line = StatusLine()
     times, positions = [], []
-    interrupted = False
-    exit_code = 0
-    sim = None
-    try:
-        sim = SimNode(parameter_overrides=sim_overrides)
-        nodes.append(sim)
-        if sim.model.robot is None:
-            raise RuntimeError(f'no robot model from {urdf}')
+    # The YAML first: --ros-args given by the user come later and take precedence.
+    with RosSession(['denoc_sim_arm', '--ros-args', '--params-file', params_file, '--']
+                    + argv) as session:
+        try:
+            sim = session.add(SimNode(parameter_overrides=sim_overrides))
+            if sim.model.robot is None:
+                raise RuntimeError(f'no robot model from {urdf}')
+            session.add(DynamicsNode(parameter_overrides=overrides))
+            if args.demo:
+                # the controller's friction model: the simulated arm's own regularization
+                friction = [Parameter(f'gains.{name}.friction_velocity',
+                                      Parameter.Type.DOUBLE, float(v))
+                            for name, v in zip(sim.model.robot.joint_names,
+                                               sim.sim.friction_velocity)]
+                controller = session.add(
+                    TrajectoryController(parameter_overrides=overrides + friction))
+                DemoLoop(controller, sim.initial_positions)
+            if args.viewer:
+                from .arm_viewer import start_viewer  # viser is imported only if wanted
+                for viewer in start_viewer(overrides, args.viewer_port):
+                    session.add(viewer)
+        except RuntimeError as exc:
+            print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)
+            return 1
         if args.plot:
             sim.listeners.append(lambda s: (times.append(s.t), positions.append(s.q)))
-        nodes.append(DynamicsNode(parameter_overrides=overrides))
-        if args.demo:
-            # the controller's friction model: the simulated arm's own regularization
-            friction = [Parameter(f'gains.{name}.friction_velocity', Parameter.Type.DOUBLE,
-                                  float(v))
-                        for name, v in zip(sim.model.robot.joint_names,
-                                           sim.sim.friction_velocity)]
-            controller = TrajectoryController(parameter_overrides=overrides + friction)
-            nodes.append(controller)
-            DemoLoop(controller, sim.initial_positions)
-        if args.viewer:
-            from .arm_viewer import start_viewer  # viser is imported only if wanted
-            nodes += start_viewer(overrides, args.viewer_port)
-        executor = SingleThreadedExecutor()
-        for node in nodes:
-            executor.add_node(node)
-        names = sim.model.robot.joint_names
-        print(f'denoc_sim_arm: {sim.model.robot.chain.name} ({sim.model.robot.n} joints) from '
-              f'{urdf}; parameters {params_file}; demo {"on" if args.demo else "off"}; '
+        robot = sim.model.robot
+        names = robot.joint_names
+        sim.duration = args.duration
+        # the status line limits itself to its period; the first one shows at once
+        sim.create_timer(0.1, lambda: status_line.update(sim.status, names),
+                         clock=RclClock(clock_type=ClockType.STEADY_TIME))
+        print(f'denoc_sim_arm: {robot.chain.name} ({robot.n} joints) from {urdf}; '
+              f'parameters {params_file}; demo {"on" if args.demo else "off"}; '
               'Ctrl-C to stop', flush=True)
-
-        def on_idle():
-            status_line.update(sim.status, names)
-            if sim.sim.failure is not None:
-                sim.stop()
-
-        finished = sim.run(executor, duration=args.duration, on_idle=on_idle)
+        finished = session.spin(done=lambda: sim.finished or sim.failure is not None)
         status_line.update(sim.status, names, force=True)
-        if sim.sim.failure is not None:
-            raise RuntimeError(f'the simulation failed: {sim.sim.failure}')
-        interrupted = not finished
-    except (KeyboardInterrupt, ExternalShutdownException):
-        interrupted = True
-    except RuntimeError as exc:
         status_line.close()
-        print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)
-        exit_code = 1
-    finally:
-        status_line.close()
-        for node in reversed(nodes):
-            node.destroy_node()
-        rclpy.try_shutdown()
-    if sim is not None and sim.runner is not None:
-        print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
-              f'{sim.runner.meter.overall:.2f}' + (' (interrupted)' if interrupted else ''),
+    if sim.failure is not None:
+        print(f'denoc_sim_arm: the simulation failed: {sim.failure}', file=sys.stderr,
               flush=True)
+        return 1
+    print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
+          f'{sim.runner.meter.overall:.2f}' + ('' if finished else ' (interrupted)'),
+          flush=True)
     if args.plot and times:
-        save_plot(args.plot, times, positions, sim.model.robot.joint_names,
-                  f'{sim.model.robot.chain.name}: joint positions')
+        save_plot(args.plot, times, positions, names, f'{robot.chain.name}: joint positions')
         print(f'denoc_sim_arm: plot saved to {args.plot}', flush=True)
-    return exit_code
+    return 0
 
 
 if __name__ == '__main__':

@@ -1,12 +1,15 @@
 """
 sim_node: a simulated arm, the DeNOC forward dynamics integrated in time.
 
-A thin ROS 2 wrapper around :mod:`denoc_dynamics.simulation`.  :meth:`SimNode.run`
-steps the simulation in chunks of one publish period (``physics_rate`` /
-``publish_rate`` steps), paced to ``real_time_factor``, publishes after each chunk and
-runs the executor's ROS callbacks (commands, services, timers) between chunks, all
-in the calling thread: a second Python thread would compete with the physics for the
-GIL, which costs far more than the callbacks themselves.
+A thin ROS 2 wrapper around :mod:`denoc_dynamics.simulation`.  The executor owns time
+and shutdown: a timer on the steady (wall) clock calls
+:meth:`SimulationRunner.tick <denoc_dynamics.simulation.SimulationRunner.tick>`, which
+steps the chunks of one publish period (``physics_rate`` / ``publish_rate`` steps) that
+are due at ``real_time_factor`` and publishes after each; the other callbacks
+(commands, services, status) run between two ticks in the same thread, so nothing
+needs a second Python thread competing with the physics for the GIL.  The node's
+``main`` is :func:`~denoc_dynamics.ros.node_main.run_node`: SIGINT or SIGTERM end the
+spin, then the node is destroyed (exit code 0).
 
 Subscribes
   ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
@@ -39,11 +42,10 @@ more is published until ``~/reset``.
 
 import sys
 import threading
-import time
 
 import numpy as np
-from rclpy.executors import ShutdownException
-from rclpy.executors import TimeoutException
+from rclpy.clock import Clock as RclClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
@@ -60,45 +62,12 @@ from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
 from ..simulation import CommandOutOfRange
+from ..simulation import FD_METHODS
 from ..simulation import INTEGRATORS
 from ..simulation import PhysicsParameters
 from ..simulation import Simulation
 from ..simulation import SimulationRunner
 from ..simulation import START_MODES
-
-
-#: Running as fast as possible, the ROS callbacks run at most this often [s of wall
-#: time]: each look costs a wait-set rebuild, about the price of a physics step.
-IDLE_INTERVAL = 0.005
-
-
-def spin_callbacks(executor, timeout, max_callbacks=200):
-    """
-    Execute the executor's ready callbacks, waiting for more until ``timeout`` [s].
-
-    With ``timeout`` 0 it runs what is ready and returns.  Returns False once the
-    context is shut down.
-    """
-    deadline = time.monotonic() + timeout
-    for _ in range(max_callbacks):
-        remaining = max(0.0, deadline - time.monotonic())
-        try:
-            handler, _, _ = executor.wait_for_ready_callbacks(timeout_sec=remaining)
-        except TimeoutException:
-            return True
-        except ShutdownException:
-            return False
-        except RuntimeError:
-            # Ctrl-C shut the context down between two waits: rclpy then fails to
-            # create its wait timer instead of raising ShutdownException
-            if executor.context.ok():
-                raise
-            return False
-        handler()
-        exception = handler.exception()
-        if exception is not None:
-            raise exception
-    return True
 
 
 def _time_msg(msg, seconds):
@@ -107,7 +76,13 @@ def _time_msg(msg, seconds):
 
 
 class SimNode(Node):
-    """The simulated arm; add it to an executor and call :meth:`run`."""
+    """
+    The simulated arm; add it to an executor and spin.
+
+    The physics starts with the robot model (a timer, created then).  ``duration``
+    [s of simulated time], if set before spinning, stops the simulation there
+    (:attr:`finished` becomes true).
+    """
 
     def __init__(self, node_name='sim_node', **kwargs):
         """Declare the parameters and load the model (or subscribe to wait for it)."""
@@ -138,7 +113,8 @@ class SimNode(Node):
             command_timeout=command_timeout,
             fd_method=declare(
                 self, 'fd_method', Parameter.Type.STRING, 'auto',
-                "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'", rd))
+                "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'", rd,
+                additional_constraints=str(FD_METHODS)))
         try:
             self.physics.check()
         except ValueError as exc:
@@ -172,11 +148,11 @@ class SimNode(Node):
         self.sim = None
         self.runner = None
         self.commands = None
+        self.duration = None
         self.command_rejections = Rejections(self.get_logger(), 'effort command')
         self.listeners = []  # called with each published Snapshot
-        self._stop = threading.Event()
-        self.context.on_shutdown(self._stop.set)
         self._js_msg = None
+        self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
 
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
@@ -206,61 +182,37 @@ class SimNode(Node):
                 self.runner = SimulationRunner(
                     sim, self.publish_rate, self.real_time_factor, self._publish, self.lock,
                     on_failure=self._on_failure)
+                # the physics clock: wall time, never /clock (which this node publishes)
+                self.create_timer(self.runner.period, self._tick, clock=self._steady)
             else:
                 self.runner.set_simulation(sim)
 
-    # --- physics loop ----------------------------------------------------------------
-    def run(self, executor, duration=None, on_idle=None):
-        """
-        Simulate, publish and run ``executor``'s callbacks until shutdown or ``stop()``.
+    # --- physics -------------------------------------------------------------------
+    def _tick(self):
+        self.runner.tick(self.duration)
 
-        ``duration`` [s of simulated time] ends the run early (returns True then).
-        ``on_idle()`` is called between chunks (e.g. for a status line).  Before a
-        model is loaded (robot_description topic) only the callbacks run.
-        """
-        stop = self._stop
-        last = [0.0]
+    @property
+    def finished(self) -> bool:
+        """Return True once the simulated time has reached :attr:`duration`."""
+        return self.runner is not None and self.runner.finished(self.duration)
 
-        def idle(seconds):
-            now = time.monotonic()
-            if seconds <= 0.0 and now - last[0] < IDLE_INTERVAL:
-                return  # flat out: look at the callbacks only every IDLE_INTERVAL
-            last[0] = now
-            if not spin_callbacks(executor, seconds):
-                stop.set()
-            if on_idle is not None:
-                on_idle()
-
-        while self.runner is None and not stop.is_set():
-            idle(0.1)
-        if stop.is_set():
-            return False
-        self.runner.run(stop, duration=duration, idle=idle)
-        return not stop.is_set()
-
-    def stop(self):
-        """Make :meth:`run` return."""
-        self._stop.set()
+    @property
+    def failure(self):
+        """Return why the simulation stopped (a non-finite state), else None."""
+        return self.sim.failure if self.sim is not None else None
 
     def _publish(self, snapshot):
-        if not self.context.ok():  # shutting down (Ctrl-C): nothing to publish to
-            return
         msg = self._js_msg
-        try:
-            if self.clock_pub is not None:
-                _time_msg(msg.header.stamp, snapshot.t)
-                _time_msg(self._clock_msg.clock, snapshot.t)
-                self.clock_pub.publish(self._clock_msg)
-            else:
-                msg.header.stamp = self.get_clock().now().to_msg()
-            msg.position = snapshot.q.tolist()
-            msg.velocity = snapshot.qd.tolist()
-            msg.effort = snapshot.effort.tolist()
-            self.js_pub.publish(msg)
-        except RuntimeError:
-            if self.context.ok():
-                raise
-            return  # the context went down between the check and the publish
+        if self.clock_pub is not None:
+            _time_msg(msg.header.stamp, snapshot.t)
+            _time_msg(self._clock_msg.clock, snapshot.t)
+            self.clock_pub.publish(self._clock_msg)
+        else:
+            msg.header.stamp = self.get_clock().now().to_msg()
+        msg.position = snapshot.q.tolist()
+        msg.velocity = snapshot.qd.tolist()
+        msg.effort = snapshot.effort.tolist()
+        self.js_pub.publish(msg)
         for listener in self.listeners:
             listener(snapshot)
 
@@ -337,7 +289,7 @@ class SimNode(Node):
 
 def main(args=None):
     """Run the sim node until shutdown."""
-    return run_node(SimNode, 'sim_node', spin=lambda node, executor: node.run(executor), args=args)
+    return run_node(SimNode, 'sim_node', args=args)
 
 
 if __name__ == '__main__':
