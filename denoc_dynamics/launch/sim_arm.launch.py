@@ -25,8 +25,8 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import FileContent
-from launch.substitutions import OrSubstitution
 from launch.substitutions import LaunchConfiguration
+from launch.substitutions import OrSubstitution
 from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue

@@ -30,7 +30,7 @@ SHARE = get_package_share_directory('denoc_dynamics')
 REPEAT = int(os.environ.get('DENOC_LAUNCH_REPEAT', '3'))
 
 LAUNCHES = {
-    'sim_arm': (['sim_arm.launch.py'], 2),
+    'sim_arm': (['sim_arm.launch.py'], 3),
     'dynamics': (['dynamics.launch.py', f'urdf:={bundled_urdf()}'], 1),
 }
 

@@ -9,13 +9,11 @@ from pathlib import Path
 
 from denoc_dynamics.core import urdf_xml
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.ros.robot_model import RobotModelSource
 import pytest
-
-rclpy = pytest.importorskip('rclpy')
-from rclpy.parameter import Parameter  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
-
-from denoc_dynamics.ros.robot_model import RobotModelSource  # noqa: E402, I100
+import rclpy
+from rclpy.parameter import Parameter
+from std_msgs.msg import String
 
 PATHS = [bundled_urdf('denoc_arm7'), '/etc/passwd']
 
