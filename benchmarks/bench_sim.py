@@ -143,7 +143,8 @@ def headless(duration: float, timeout: float) -> dict:
     if exe is None:
         return {'available': False, 'reason': 'not available (install/denoc_dynamics/lib/'
                                               'denoc_dynamics/denoc_sim_arm not installed)'}
-    argv = [str(exe), '--duration', f'{duration:g}', '--real-time-factor', '0']
+    # headless: no browser view (the demo's controller stays: it is the default job)
+    argv = [str(exe), '--duration', f'{duration:g}', '--real-time-factor', '0', '--no-viewer']
     with tempfile.TemporaryDirectory() as tmp:
         params = _running_params_file(Path(tmp))
         if params is not None:
