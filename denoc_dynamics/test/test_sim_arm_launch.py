@@ -12,6 +12,7 @@ test_sim_arm_namespace_launch.py starts the same file with non-default arguments
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 from ament_index_python.packages import get_package_share_directory
@@ -52,9 +53,19 @@ def generate_test_description():
     ])
 
 
-def ros2(*args, timeout=TIMEOUT):
-    """Run a ros2 CLI command (in this test's domain); return its output."""
-    proc = subprocess.run(('ros2',) + args, capture_output=True, text=True, timeout=timeout)
+def ros2(*args, timeout=TIMEOUT, tries=5):
+    """
+    Run a ros2 CLI command (in this test's domain); return its output.
+
+    The first command starts the ros2 daemon, whose discovery of the nodes takes a
+    moment: "not found" is retried a few times, any other failure is not.
+    """
+    for _ in range(tries):
+        proc = subprocess.run(('ros2',) + args, capture_output=True, text=True,
+                              timeout=timeout)
+        if proc.returncode == 0 or 'not found' not in proc.stdout + proc.stderr:
+            break
+        time.sleep(2.0)
     assert proc.returncode == 0, f'ros2 {" ".join(args)}: {proc.stdout}{proc.stderr}'
     return proc.stdout
 

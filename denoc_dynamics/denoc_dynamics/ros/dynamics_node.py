@@ -53,6 +53,7 @@ from std_msgs.msg import Float64MultiArray
 from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
+from .joint_io import read_joint_state
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
@@ -172,14 +173,10 @@ class DynamicsNode(Node):
             self.command_rejections.add(exc)
 
     def _on_joint_state(self, msg):
-        if self.robot is None:
-            self.state_rejections.add(Rejected('no model', 'no robot model yet'))
+        state = read_joint_state(self.states, msg, self.state_rejections)
+        if state is None:
             return
-        try:
-            q, qd = self.states.read(msg)
-        except Rejected as exc:
-            self.state_rejections.add(exc)
-            return
+        q, qd = state
         robot = self.robot
         tau = self.commands.current(self._now())
         inertia_due = (self.inertia_every_n > 0

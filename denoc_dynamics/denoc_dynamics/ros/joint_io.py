@@ -12,7 +12,7 @@ Both readers raise :class:`Rejected` for a message that must not be used.
 
 import math
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 from rclpy.parameter import Parameter
@@ -172,6 +172,23 @@ class JointStateReader:
             out.append(_finite_array(np.asarray(values)[selection], field))
         out[1] = self._speed_checked(out[1])
         return tuple(out)
+
+
+def read_joint_state(reader: Optional['JointStateReader'], msg, rejections: Rejections):
+    """
+    Return (q, qd) of a JointState by ``reader``, or None once the rejection is counted.
+
+    ``reader`` is None while the node has no robot model: the message is then
+    rejected as ``no model``.
+    """
+    if reader is None:
+        rejections.add(Rejected('no model', 'no robot model yet'))
+        return None
+    try:
+        return reader.read(msg)
+    except Rejected as exc:
+        rejections.add(exc)
+        return None
 
 
 def declare_command_parameters(node):

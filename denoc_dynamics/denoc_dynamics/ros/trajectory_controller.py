@@ -44,7 +44,7 @@ from trajectory_msgs.msg import JointTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from .joint_io import JointStateReader
-from .joint_io import Rejected
+from .joint_io import read_joint_state
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
@@ -215,14 +215,10 @@ class TrajectoryController(Node):
         return True
 
     def _on_joint_state(self, msg):
-        if self.law is None:
-            self.state_rejections.add(Rejected('no model', 'no robot model yet'))
+        state = read_joint_state(self.states, msg, self.state_rejections)
+        if state is None:
             return
-        try:
-            q, qd = self.states.read(msg)
-        except Rejected as exc:
-            self.state_rejections.add(exc)
-            return
+        q, qd = state
         t = seconds(msg.header.stamp) or self.get_clock().now().nanoseconds * 1e-9
         self.latest_time = t
         if self.trajectory is None:
