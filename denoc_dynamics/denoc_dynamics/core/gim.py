@@ -53,25 +53,40 @@ def _rigid_body_basis() -> np.ndarray:
 _RIGID_BODY_BASIS = _rigid_body_basis()
 
 
+def _parallel_axis_basis() -> np.ndarray:
+    """Return P (9, 9): (g r^T flattened) P = [g x][r x] + [r x][g x] flattened."""
+    P = np.zeros((3, 3, 9))
+    for a in range(3):
+        for b in range(3):
+            g, r = np.eye(3)[a], np.eye(3)[b]
+            P[a, b] = (skew(g) @ skew(r) + skew(r) @ skew(g)).ravel()
+    return P.reshape(9, 9)
+
+
+_PARALLEL_AXIS_BASIS = _parallel_axis_basis()
+
+
 def composite_moments(kin) -> np.ndarray:
     """
     Return [J~_i (9), h~_i (3), m~_i] (..., n, 13): composite body i about O_i (000 eq. 21).
 
     Inertia J~ about O_i (row-major), first moment h~ and mass m~ of bodies i..n.
     The terms h_i + m~_{i+1} r_{i+1} and m~_{i+1} r_{i+1} / 2 come from the
-    kinematics (``Kinematics.h_step``, ``g_step``).
+    kinematics (``Kinematics.h_step``, ``g_step``).  The three running sums are one
+    reverse sum over the rows [J_i - [g x][r x] - [r x][g x], h_step_i, m_i]; only
+    g needs h~ first.  [g x][r x] + [r x][g x] is bilinear in g and r: one product of
+    g r^T with a constant matrix of small integers.
     """
-    M = kin.M
-    shape = M.shape[:-2]
-    moments = np.empty(shape + (13,))
-    h_tilde = reverse_cumsum(kin.h_step, axis=-2, out=moments[..., 9:12])
-    g_r = skew(h_tilde[..., 1:, :] + kin.g_step[..., :-1, :]) @ kin.r_x[..., 1:, :, :]
-    J = moments[..., :9].reshape(shape + (3, 3))
-    J[...] = M[..., :3, :3]
-    J[..., :-1, :, :] -= g_r + g_r.swapaxes(-1, -2)                 # [g x][r x] + [r x][g x]
-    reverse_cumsum(J, axis=-3, out=J)
-    moments[..., 12] = kin.m_tilde
-    return moments
+    shape = kin.q.shape
+    h_tilde = reverse_cumsum(kin.h_step, axis=-2)
+    g = h_tilde[..., 1:, :] + kin.g_step[..., :-1, :]
+    steps = np.empty(shape + (13,))
+    steps[..., :9].reshape(shape + (3, 3))[...] = kin.M[..., :3, :3]
+    steps[..., :-1, :9] -= (g[..., :, None] * kin.r[..., 1:, None, :]).reshape(
+        g.shape[:-1] + (9,)) @ _PARALLEL_AXIS_BASIS
+    steps[..., 9:12] = kin.h_step
+    steps[..., 12] = kin.m
+    return reverse_cumsum(steps, axis=-2, out=steps)
 
 
 def composite_inertias(kin) -> np.ndarray:

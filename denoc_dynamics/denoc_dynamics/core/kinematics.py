@@ -173,15 +173,15 @@ class Kinematics:
         Return (y_O1, p_O1): wrenches y_i (..., n, 6) and the p_i moved to O_1.
 
         A wrench [n; f] at O_i becomes [n + (O_i - O_1) x f; f], a twist [a; l] becomes
-        [a; l + (O_i - O_1) x a].  ``y`` is overwritten with the result.
+        [a; l + (O_i - O_1) x a].  Both moves are one product: with the rows
+        [n, f, a, l] of each [y_i; p_i], [(O_i - O_1) x] times [f, a] is added to
+        [n, l].  The results are views of one new array; ``y`` is not changed.
         """
-        S_x = self.r_x.copy()                        # [(O_i - O_1) x] = sum of [r_k x], k > 1
-        S_x[..., 0, :, :] = 0.0
-        S_x = cumsum(S_x, axis=-3)
-        y[..., :3] += matvec(S_x, y[..., 3:])
-        p = self.p.copy()
-        p[..., 3:] += matvec(S_x, p[..., :3])
-        return y, p
+        S_x = cumsum(self.r_x[..., 1:, :, :], axis=-3)   # [(O_i - O_1) x], i > 1
+        yp = np.concatenate((y, self.p), axis=-1)
+        rows = yp[..., 1:, :].reshape(S_x.shape[:-2] + (4, 3))
+        rows[..., ::3, :] += matvec(S_x[..., None, :, :], rows[..., 1:3, :])
+        return yp[..., :6], yp[..., 6:]
 
     # --- positions and axes in the base frame ------------------------------------
     @cached_property
