@@ -638,10 +638,10 @@ class SimulationRunner:
             due = sim.t + chunk_time
         # One chunk per tick, even when behind: the callbacks between two ticks (the
         # commands above all) then act every publish period of simulated time, as on
-        # pace.  Behind, simulated time falls back (real-time factor < 1) rather than
-        # catching up with a burst of chunks on a stale command: a closed loop through
-        # another process saw its commands three periods late and lost its stability
-        # margin (test_ros_trajectory_controller.py on a loaded machine).
+        # pace.  A burst of chunks on a stale command put a closed loop through another
+        # process three periods late and cost its stability margin
+        # (test_ros_trajectory_controller.py on a loaded machine).  To catch up, tick
+        # more often than once a chunk (the sim node ticks twice).
         if sim.t + chunk_time <= due + 0.5 * sim.h and not self.finished(duration):
             self._chunk()
             sim = self.sim
