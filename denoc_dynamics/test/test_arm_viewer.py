@@ -136,7 +136,8 @@ def test_partial_states_keep_the_other_joints(chain_viewer):
     (['joint1', 'joint2'], [0.1], 'length'),
     (['joint1', 'joint2'], [0.1, math.nan], 'non-finite'),
     (['joint1', 'joint2'], [math.inf, 0.1], 'non-finite'),
-], ids=['length', 'nan', 'inf'])
+    (['joint1', 'joint1'], [0.1, 0.2], 'duplicate joint'),
+], ids=['length', 'nan', 'inf', 'duplicate'])
 def test_bad_joint_states_are_rejected_counted_and_change_nothing(
         chain_viewer, names, positions, reason):
     viewer, robot = chain_viewer

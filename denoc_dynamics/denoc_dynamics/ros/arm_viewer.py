@@ -276,6 +276,8 @@ class ArmViewer(Node):
                 continue  # another robot's joint, or a fixed one: not drawn
             if not math.isfinite(value):
                 raise Rejected('non-finite', f'position of {name} is {value}')
+            if name in positions:  # as the dynamics nodes: no silent choice of a value
+                raise Rejected('duplicate joint', f'joint {name!r} is named twice')
             positions[name] = float(value)
         return positions
 
