@@ -100,8 +100,7 @@ class Robot:
             x = np.asarray(x, dtype=float)
         if x.ndim == 0 or x.shape[-1] != self.n:
             raise ValueError(f'{name} must have shape (..., {self.n}), got {x.shape}')
-        # one reduction catches NaN and Inf; only then look element by element
-        if not math.isfinite(np.vdot(x, x)) and not np.isfinite(x).all():
+        if not _all_finite(x):
             raise ValueError(f'{name} contains NaN or Inf')
         return x
 
@@ -276,11 +275,16 @@ class Robot:
                 f'{self.chain.link_names[k]!r} or the links beyond it')
 
 
+def _all_finite(x) -> bool:
+    """Return True if ``x`` holds no NaN or Inf: one reduction, element-wise only if needed."""
+    # the sum of squares overflows for finite values above 1e154: then look closer
+    return math.isfinite(np.vdot(x, x)) or bool(np.isfinite(x).all())
+
+
 def _finite(result):
     """Return ``result`` (an array or a tuple of arrays); NonFiniteResult if not finite."""
     for x in result if isinstance(result, tuple) else (result,):
-        # one reduction catches NaN and Inf; it overflows for finite values above 1e154
-        if not math.isfinite(np.vdot(x, x)) and not np.isfinite(x).all():
+        if not _all_finite(x):
             raise NonFiniteResult(
                 'the result is not finite (NaN or Inf): the input overflowed the '
                 'floating-point range; joint positions, velocities, accelerations or '
