@@ -8,6 +8,7 @@ twists (000 eqs. 13-19); batched calls = looped single calls.
 """
 
 from denoc_dynamics import load_urdf, Robot
+from denoc_dynamics.core.robot import FD_METHODS
 from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def test_gim_is_columns_of_inverse_dynamics(robot):
     assert _rel(robot.inertia_matrix(q), columns) < 1e-12
 
 
-@pytest.mark.parametrize('method', ['denoc', 'cholesky', 'auto'])
+@pytest.mark.parametrize('method', FD_METHODS)
 def test_forward_dynamics_inverts_inverse_dynamics(robot, method):
     rng = np.random.default_rng(2)
     for _ in range(5):
@@ -101,6 +102,37 @@ def test_origin_form_equals_sahas_mass_centre_form(robot):
     assert _rel(robot.inertia_matrix(q), N.T @ M @ N) < 1e-13
 
 
+def test_dense_denoc_matrices(robot):
+    """
+    The explicit N = N_l N_d (000 eqs. 14-15) and eq. 18 against the recursions.
+
+    Block (i, j) of N is built here as the product B_{i,i-1} ... B_{j+1,j} p_j of the
+    neighbours' shifts; then N^T M N = the composite-body GIM (000 eq. 22), N^T w* =
+    the recursive ID at qdd = 0 with an external wrench, and N qd = the twists.
+    """
+    from denoc_dynamics.core.denoc_matrices import denoc_matrix, equations_of_motion
+    from denoc_dynamics.core.inverse_dynamics import base_acceleration
+    from denoc_dynamics.core.spatial import shifted_cumsum
+    rng = np.random.default_rng(10)
+    q, qd, _ = _state(robot, rng)
+    kin = robot.kinematics(q)
+    n = robot.n
+    N_expected = np.zeros((n, 6, n))
+    for j in range(n):
+        column = kin.p[j]
+        N_expected[j, :, j] = column
+        for i in range(j + 1, n):
+            column = kin.B_prev[i] @ column
+            N_expected[i, :, j] = column
+    N = denoc_matrix(kin)
+    assert _rel(N, N_expected) < 1e-14
+    assert _rel(N @ qd, shifted_cumsum(kin.p * qd[:, None], kin.r_x)) < 1e-14
+    f_ext = rng.normal(size=(n, 6))
+    I, b = equations_of_motion(kin, qd, base_acceleration(robot.gravity), f_ext)
+    assert _rel(I, robot.inertia_matrix(q)) < 1e-13
+    assert _rel(b, robot.bias_forces(q, qd, f_ext=f_ext)) < 1e-13
+
+
 def test_batched_equals_looped(robot):
     rng = np.random.default_rng(7)
     q, qd, qdd = _state(robot, rng, batch=(3, 4))
@@ -112,6 +144,8 @@ def test_batched_equals_looped(robot):
                      lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'denoc')),
         'fd_cholesky': (robot.forward_dynamics(q, qd, tau, 'cholesky'),
                         lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'cholesky')),
+        'fd_dense': (robot.forward_dynamics(q, qd, tau, 'dense'),
+                     lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'dense')),
         'udu_U': (robot.udu(q)[0], lambda i: robot.udu(q[i])[0]),
         'udu_d': (robot.udu(q)[1], lambda i: robot.udu(q[i])[1]),
         'inverse': (robot.inverse_inertia_matrix(q),
@@ -140,6 +174,7 @@ def test_large_batch_runs_in_blocks(robot, monkeypatch, chunk):
                 robot.bias_forces(q, qd),
                 robot.forward_dynamics(q, qd, qdd, 'denoc', f_ext=f_ext),
                 robot.forward_dynamics(q, qd, qdd, 'cholesky'),
+                robot.forward_dynamics(q, qd, qdd, 'dense', f_ext=f_ext),
                 robot.gravity_torques(q),
                 robot.inertia_matrix(q),
                 robot.inverse_inertia_matrix(q),
@@ -149,7 +184,7 @@ def test_large_batch_runs_in_blocks(robot, monkeypatch, chunk):
     whole = calls()
     monkeypatch.setattr(robot_module, 'CHUNK_STATES', chunk)
     blocks = calls()
-    shapes = [(3, 5, robot.n)] * 5 + [(3, 5, robot.n, robot.n)] * 3 + [(3, 5, robot.n),
+    shapes = [(3, 5, robot.n)] * 6 + [(3, 5, robot.n, robot.n)] * 3 + [(3, 5, robot.n),
                                                                        (3, 5, robot.n, robot.n),
                                                                        (3, 5, robot.n)]
     for a, b, shape in zip(blocks, whole, shapes, strict=True):

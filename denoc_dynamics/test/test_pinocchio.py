@@ -467,9 +467,9 @@ def test_gravity_torques(pair):
                      f'gravity torques, state {k}')
 
 
-@pytest.mark.parametrize('method', ['denoc', 'cholesky'])
+@pytest.mark.parametrize('method', ['denoc', 'cholesky', 'dense'])
 def test_forward_dynamics(pair, method):
-    """Forward dynamics, by either method, equals Pinocchio's ABA."""
+    """Forward dynamics, by each method, equals Pinocchio's ABA."""
     for k, (q, qd, _, tau) in enumerate(pair.states):
         assert_close(pair.robot.forward_dynamics(q, qd, tau, method=method),
                      pair.forward_dynamics(q, qd, tau), f'FD ({method}), state {k}')

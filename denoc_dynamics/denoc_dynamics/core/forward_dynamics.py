@@ -16,7 +16,8 @@ psi_i and m^_i come from the articulated-body sweep of :mod:`.udu`.  eta_i and m
 are referred to the joint origin O_i like every body quantity (see :mod:`.kinematics`),
 and B_{i,i-1} (``B_prev``) moves them between neighbouring joints.  The O(n^3)
 reference solves the same system with the composite-body GIM and a Cholesky
-factorization.
+factorization (:func:`cholesky_solve`, which also solves the equations of motion of
+:mod:`.denoc_matrices`).
 """
 
 import numpy as np
@@ -51,14 +52,18 @@ def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
 
 
 def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
+    """Return qdd with I qdd = phi from the composite-body GIM (000 eq. 22) by Cholesky."""
+    return cholesky_solve(lower_triangle(kin), phi)
+
+
+def cholesky_solve(I: np.ndarray, phi: np.ndarray) -> np.ndarray:
     """
-    Return qdd with I qdd = phi from the GIM (000 eq. 22) and its Cholesky factor.
+    Return x with I x = phi (I (..., n, n) symmetric positive definite) by Cholesky.
 
     LAPACK's dposv (Cholesky factor and solve) runs once per state, so one state
     and each state of a batch go through the same kernel.  It reads only the lower
     triangle of I.
     """
-    I = lower_triangle(kin)
     if phi.ndim == 1:
         return _cholesky_solve(I, phi)
     n = phi.shape[-1]

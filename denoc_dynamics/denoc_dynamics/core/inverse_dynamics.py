@@ -47,15 +47,38 @@ def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.nda
     p, r_x = kin.p, kin.r_x
     p_qd = p * qd[..., None]
     t = shifted_cumsum(p_qd, r_x)                                     # 000 eq. 10
+    t_x, td = accelerations(kin, t, p_qd, qdd, td0)
+    w_star = newton_euler_wrenches(kin, td, matvec(kin.M, t), t_x, f_ext)
+    w_tilde = shifted_reverse_cumsum(w_star, r_x)                     # 000 eq. 18
+    return dot(p, w_tilde)
+
+
+def accelerations(kin, t: np.ndarray, p_qd: np.ndarray, qdd: Optional[np.ndarray],
+                  td0: np.ndarray):
+    """
+    Return ([t_i x], td_i): the twists' cross-product matrices and the accelerations.
+
+    td_i = B_{i,i-1} td_{i-1} + p_i qdd_i + pd_i qd_i with pd_i = t_i x p_i, summed
+    from td_0 = ``td0`` (the time derivative of 000 eq. 10; td = N qdd + Nd qd,
+    000 eq. 17).  ``p_qd`` holds p_i qd_i; ``qdd`` None means zero.
+    """
     t_x = cross_matrix(t)                                           # [t_i x]
     accel = matvec(t_x, p_qd)                                       # pd_i qd_i = t_i x p_i qd_i
     if qdd is not None:
-        accel += p * qdd[..., None]
-    td = td0 + shifted_cumsum(accel, r_x)
-    # 000 eq. 17: w*_i = M_i td_i + t_i x* (M_i t_i), and t x* f = -[t x]^T f
-    w_star = matvec(kin.M, td) - vecmat(matvec(kin.M, t), t_x)
+        accel += kin.p * qdd[..., None]
+    return t_x, td0 + shifted_cumsum(accel, kin.r_x)
+
+
+def newton_euler_wrenches(kin, td: np.ndarray, M_t: np.ndarray, t_x: np.ndarray,
+                          f_ext: Optional[np.ndarray] = None) -> np.ndarray:
+    """
+    Return w*_i = M_i td_i + t_i x* (M_i t_i), less the external wrenches (000 eq. 17).
+
+    ``M_t`` holds the momenta M_i t_i and ``t_x`` the matrices [t_i x]; the dual cross
+    product is t x* f = -[t x]^T f.  ``f_ext`` as in :func:`inverse_dynamics`.
+    """
+    w_star = matvec(kin.M, td) - vecmat(M_t, t_x)
     if f_ext is not None:
         moment_O = f_ext[..., :3] + cross(kin.d, f_ext[..., 3:])     # about O_i
         w_star = w_star - np.concatenate((moment_O, f_ext[..., 3:]), axis=-1)
-    w_tilde = shifted_reverse_cumsum(w_star, r_x)                     # 000 eq. 18
-    return dot(p, w_tilde)
+    return w_star

@@ -15,7 +15,8 @@ from typing import Dict, Optional
 import numpy as np
 
 from . import composite_body
-from .forward_dynamics import solve_cholesky, solve_denoc
+from .denoc_matrices import equations_of_motion
+from .forward_dynamics import cholesky_solve, solve_cholesky, solve_denoc
 from .gim import inertia_matrix
 from .inverse_dynamics import base_acceleration, inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
@@ -32,6 +33,12 @@ from .urdf import build_chain, build_chain_xml, Chain
 #: README's performance section).
 AUTO_DENOC_MIN_DOF = 886
 
+#: Below this many joints, ``method="auto"`` solves one state with the DeNOC matrices
+#: formed explicitly (``"dense"``, :mod:`.denoc_matrices`): O(n^3) arithmetic in a
+#: few numpy calls, against the composite bodies' O(n^2) in more calls.  The
+#: crossover is measured by ``benchmarks/bench_scaling.py``.
+AUTO_DENSE_MAX_DOF = 24
+
 #: Batched calls run over blocks of this many states, so that each block's arrays
 #: stay in the processor's cache (forward dynamics of 10,000 Panda states: about
 #: 1.4x faster than one pass; the results are the same, state by state).
@@ -41,7 +48,7 @@ CHUNK_STATES = 128
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
 ARTICULATED_EPS = 1e-12
 
-FD_METHODS = ('auto', 'denoc', 'cholesky')
+FD_METHODS = ('auto', 'denoc', 'cholesky', 'dense')
 
 
 class NonFiniteResult(ValueError):
@@ -169,21 +176,31 @@ class Robot:
         Return qdd = FD(q, qd, tau).
 
         ``method``: ``"denoc"``, the O(n) three-sweep solve (002 eqs. 14-19);
-        ``"cholesky"``, the O(n^3) reference with the GIM; ``"auto"`` picks the faster
-        for this chain length and batch (:data:`AUTO_DENOC_MIN_DOF`).
+        ``"cholesky"``, the composite-body GIM (000 eq. 22) and Cholesky, O(n^3);
+        ``"dense"``, the DeNOC matrices formed explicitly, I = N^T M N and the bias
+        N^T w* (000 eq. 18), and Cholesky, O(n^3) in the fewest numpy calls;
+        ``"auto"`` picks the fastest for this chain length and batch
+        (:data:`AUTO_DENSE_MAX_DOF`, :data:`AUTO_DENOC_MIN_DOF`).
         """
         if method not in FD_METHODS:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
         if method == 'auto':
-            method = 'cholesky' if q.ndim == 1 and self.n < AUTO_DENOC_MIN_DOF else 'denoc'
+            method = ('denoc' if q.ndim > 1 or self.n >= AUTO_DENOC_MIN_DOF else
+                      'dense' if self.n < AUTO_DENSE_MAX_DOF else 'cholesky')
+        f_ext = self._wrenches(f_ext, q.shape[:-1])
+        if method == 'dense':
+            return self._blockwise(self._forward_dynamics_dense, q, qd, tau, f_ext)
         solve = solve_denoc if method == 'denoc' else solve_cholesky
-        return self._blockwise(partial(self._forward_dynamics, solve), q, qd, tau,
-                               self._wrenches(f_ext, q.shape[:-1]))
+        return self._blockwise(partial(self._forward_dynamics, solve), q, qd, tau, f_ext)
 
     def _forward_dynamics(self, solve, kin, qd, tau, f_ext):
         phi = tau - inverse_dynamics(kin, qd, None, self._td0, f_ext)
         return solve(kin, phi)
+
+    def _forward_dynamics_dense(self, kin, qd, tau, f_ext):
+        I, b = equations_of_motion(kin, qd, self._td0, f_ext)
+        return cholesky_solve(I, tau - b)
 
     def udu(self, q):
         """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-35)."""
