@@ -7,6 +7,9 @@ by ``pinocchio.buildModelFromXML``.  Four single-state FD solvers:
 
 * ours ``method='denoc'``: the O(n) three-sweep DeNOC solve (paper 002);
 * ours ``method='cholesky'``: the GIM by composite bodies, then Cholesky, O(n^3);
+* ours ``method='dense'``: the DeNOC matrices formed explicitly, I = N^T M N and the
+  bias N^T w* (paper 000 eq. 18), then Cholesky, O(n^3) with about 6 n^3
+  multiplications (measured up to n = DENSE_MAX_N);
 * Pinocchio ``aba`` (O(n) articulated-body algorithm, C++);
 * Pinocchio CRBA + Cholesky: ``nonLinearEffects`` (bias), ``crba`` (upper triangle of
   M), then ``scipy.linalg.cho_factor`` / ``cho_solve`` (LAPACK potrf/potrs on the upper
@@ -19,7 +22,8 @@ in a quarter of the available memory; larger n are reported as skipped.
 Reported: time per call against n (log-log plot, the shape of Fig. 2 of paper 001),
 t(1000)/t(100) for the denoc path (a linear algorithm gives 10), and the crossover n
 above which our denoc path beats our cholesky path (interpolated on log scales; the
-lead sets ``AUTO_DENOC_MIN_DOF`` from it).
+lead sets ``AUTO_DENOC_MIN_DOF`` from it), and the n above which the cholesky path
+beats the dense one (``AUTO_DENSE_MAX_DOF``).
 """
 
 import math
@@ -33,7 +37,10 @@ TITLE = 'FD time against the number of joints n'
 FULL_NS = (2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000)
 QUICK_NS = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 SCALING_TARGET = 12.0
-METHODS = ('denoc', 'cholesky', 'pin_aba', 'pin_crba_cholesky')
+METHODS = ('denoc', 'cholesky', 'dense', 'pin_aba', 'pin_crba_cholesky')
+#: The dense path holds N (48 n^2 bytes) and takes ~6 n^3 multiplications: past this n
+#: it is far slower than the cholesky path, and is not timed.
+DENSE_MAX_N = 150
 
 
 def _pin_crba_cholesky(pin, cho_factor, cho_solve, model, data, q, qd, tau):
@@ -89,6 +96,8 @@ def run(opts) -> dict:
             'denoc': lambda: robot.forward_dynamics(q, qd, tau, method='denoc'),
             'cholesky': lambda: robot.forward_dynamics(q, qd, tau, method='cholesky'),
         }
+        if n <= DENSE_MAX_N:
+            funcs['dense'] = lambda: robot.forward_dynamics(q, qd, tau, method='dense')
         row = {'n': n}
         model = data = None
         if pin is None:
@@ -104,7 +113,7 @@ def run(opts) -> dict:
             reference = pin.aba(model, data, q, qd, tau).copy()
             row['rel_error_vs_aba'] = {
                 name: common.rel_error(funcs[name](), reference)
-                for name in ('denoc', 'cholesky', 'pin_crba_cholesky')}
+                for name in ('denoc', 'cholesky', 'dense', 'pin_crba_cholesky') if name in funcs}
         timings = common.compare(funcs, repeats=repeats, target=opts.repeat_time,
                                  budget=budget)
         for name in METHODS:
@@ -124,6 +133,15 @@ def run(opts) -> dict:
         'n': xo, 'how': how,
         'suggested_AUTO_DENOC_MIN_DOF': math.ceil(xo) if xo is not None else None,
         'ratio_denoc_over_cholesky': {r['n']: r['denoc_us'] / r['cholesky_us'] for r in rows},
+    }
+    dense_rows = [r for r in rows if r.get('dense_us')]
+    xo, how = crossover([r['n'] for r in dense_rows], [r['cholesky_us'] for r in dense_rows],
+                        [r['dense_us'] for r in dense_rows])
+    result['crossover_cholesky_beats_dense'] = {
+        'n': xo, 'how': how,
+        'suggested_AUTO_DENSE_MAX_DOF': math.ceil(xo) if xo is not None else None,
+        'ratio_cholesky_over_dense': {r['n']: r['cholesky_us'] / r['dense_us']
+                                      for r in dense_rows},
     }
     result['targets'] = []
     if 100 in by_n and 1000 in by_n:

@@ -11,6 +11,7 @@ call               ours                              Pinocchio
 FD auto            ``forward_dynamics(method=auto)``  ``aba``
 FD denoc           ``forward_dynamics(method=denoc)`` ``aba``
 FD cholesky        ``forward_dynamics(cholesky)``     ``aba``
+FD dense           ``forward_dynamics(dense)``        ``aba``
 ID                 ``inverse_dynamics``               ``rnea``
 bias forces        ``bias_forces``                    ``nonLinearEffects``
 kinematics         ``kinematics``                     ``forwardKinematics``
@@ -91,6 +92,7 @@ def run(opts) -> dict:
         'FD auto': lambda: robot.forward_dynamics(q, qd, tau),
         'FD denoc': lambda: robot.forward_dynamics(q, qd, tau, method='denoc'),
         'FD cholesky': lambda: robot.forward_dynamics(q, qd, tau, method='cholesky'),
+        'FD dense': lambda: robot.forward_dynamics(q, qd, tau, method='dense'),
         'ID': lambda: robot.inverse_dynamics(q, qd, qdd),
         'bias forces': lambda: robot.bias_forces(q, qd),
         'kinematics': lambda: robot.kinematics(q),
@@ -98,14 +100,14 @@ def run(opts) -> dict:
         'UDU': lambda: robot.udu(q),
         'inverse GIM': lambda: robot.inverse_inertia_matrix(q),
     }
-    peer_of = {'FD auto': 'FD', 'FD denoc': 'FD', 'FD cholesky': 'FD'}
+    peer_of = {'FD auto': 'FD', 'FD denoc': 'FD', 'FD cholesky': 'FD', 'FD dense': 'FD'}
     funcs = {('ours', k): f for k, f in ours.items()}
     checks = {}
     if pin is not None:
         pin_calls = _pin_calls(pin, model, data, q, qd, qdd, tau)
         funcs.update({('pinocchio', k): f for k, f in pin_calls.items()})
         reference = pin.aba(model, data, q, qd, tau).copy()
-        for method in ('auto', 'denoc', 'cholesky'):
+        for method in ('auto', 'denoc', 'cholesky', 'dense'):
             checks[f'FD {method} vs aba'] = common.rel_error(
                 robot.forward_dynamics(q, qd, tau, method=method), reference)
         checks['ID vs rnea'] = common.rel_error(robot.inverse_dynamics(q, qd, qdd),
@@ -156,7 +158,7 @@ def run(opts) -> dict:
 def auto_method(robot, q, qd, tau) -> str:
     """Return which method ``method='auto'`` used here, by comparing the results."""
     auto = robot.forward_dynamics(q, qd, tau)
-    for method in ('cholesky', 'denoc'):
+    for method in ('dense', 'cholesky', 'denoc'):
         if np.array_equal(auto, robot.forward_dynamics(q, qd, tau, method=method)):
             return method
     return 'unknown'

@@ -144,11 +144,13 @@ def _scaling(s):
     rows = []
     for r in s['rows']:
         ratio = (r['denoc_us'] / r['cholesky_us']) if r.get('cholesky_us') else None
-        rows.append([r['n'], _f(r['denoc_us']), _f(r['cholesky_us']), _f(ratio),
-                     _f(r.get('pin_aba_us')), _f(r.get('pin_crba_cholesky_us')),
-                     _f(r['denoc_us'] / r['pin_aba_us']) if r.get('pin_aba_us') else '-'])
-    out.append(_table(['n', 'ours denoc [us]', 'ours cholesky [us]', 'denoc / cholesky',
-                       'pin ABA [us]', 'pin CRBA+Cholesky [us]', 'denoc / pin ABA'], rows))
+        best = min(v for v in (r['denoc_us'], r['cholesky_us'], r.get('dense_us')) if v)
+        rows.append([r['n'], _f(r['denoc_us']), _f(r['cholesky_us']), _f(r.get('dense_us')),
+                     _f(ratio), _f(r.get('pin_aba_us')), _f(r.get('pin_crba_cholesky_us')),
+                     _f(best / r['pin_aba_us']) if r.get('pin_aba_us') else '-'])
+    out.append(_table(['n', 'ours denoc [us]', 'ours cholesky [us]', 'ours dense [us]',
+                       'denoc / cholesky', 'pin ABA [us]', 'pin CRBA+Cholesky [us]',
+                       'our fastest / pin ABA'], rows))
     skipped = [f'n={r["n"]}' for r in s['rows'] if isinstance(r.get('pinocchio'), str)]
     if skipped:
         note = next(r['pinocchio'] for r in s['rows'] if isinstance(r.get('pinocchio'), str))
@@ -162,6 +164,11 @@ def _scaling(s):
                    f'{xo["suggested_AUTO_DENOC_MIN_DOF"]}.')
     else:
         out.append(f'**Crossover**: {xo.get("how", "?")} (denoc never faster in the range).')
+    xd = s.get('crossover_cholesky_beats_dense', {})
+    if xd.get('n') is not None:
+        out.append(f'\n**Crossover**: our cholesky path beats our dense path above '
+                   f'n = {xd["n"]:.1f} ({xd["how"]}); suggested `AUTO_DENSE_MAX_DOF` = '
+                   f'{xd["suggested_AUTO_DENSE_MAX_DOF"]}.')
     if s.get('denoc_t1000_over_t100') is not None:
         out.append(f'\n**t(1000)/t(100)** for denoc: {s["denoc_t1000_over_t100"]:.2f} '
                    '(10 for a linear algorithm).')
@@ -329,6 +336,7 @@ def _plot_scaling(plt, s):
     fig, ax = plt.subplots(figsize=(8, 5.5))
     styles = {'denoc': ('ours: DeNOC O(n) (method="denoc")', 'C0', 'o-'),
               'cholesky': ('ours: GIM + Cholesky O(n^3) (method="cholesky")', 'C3', 's-'),
+              'dense': ('ours: N^T M N + Cholesky O(n^3) (method="dense")', 'C2', '^-'),
               'pin_aba': ('Pinocchio ABA O(n)', 'C0', 'o--'),
               'pin_crba_cholesky': ('Pinocchio CRBA + Cholesky O(n^3)', 'C3', 's--')}
     for key, (label, color, style) in styles.items():

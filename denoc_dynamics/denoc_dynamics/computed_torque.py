@@ -80,7 +80,8 @@ class ComputedTorque:
     def __call__(self, q, qd, q_d, qd_d, qdd_d) -> np.ndarray:
         """Return the clamped efforts for the state (q, qd) and reference (q_d, qd_d, qdd_d)."""
         a = self.acceleration(q, qd, q_d, qd_d, qdd_d)
-        tau = self.robot.inertia_matrix(q) @ a + self.robot.bias_forces(q, qd)
+        M, b = self.robot.equations_of_motion(q, qd)
+        tau = M @ a + b
         if self.friction_compensation:
             tau += joint_friction(qd_d, self.damping, self.friction, self.friction_velocity)
         return np.clip(tau, -self.effort_limit, self.effort_limit)

@@ -42,6 +42,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from .computed_torque import joint_friction
 from .core.robot import FD_METHODS
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
@@ -360,7 +361,7 @@ class Simulation:
     # --- physics ---------------------------------------------------------------------
     def passive_torques(self, q, qd) -> np.ndarray:
         """Return damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
-        tau = -self.damping * qd - self.friction * np.tanh(qd / self.friction_velocity)
+        tau = -joint_friction(qd, self.damping, self.friction, self.friction_velocity)
         below = q < self.lower
         above = q > self.upper
         if below.any() or above.any():

@@ -131,6 +131,8 @@ def test_dense_denoc_matrices(robot):
     I, b = equations_of_motion(kin, qd, base_acceleration(robot.gravity), f_ext)
     assert _rel(I, robot.inertia_matrix(q)) < 1e-13
     assert _rel(b, robot.bias_forces(q, qd, f_ext=f_ext)) < 1e-13
+    I_robot, b_robot = robot.equations_of_motion(q, qd, f_ext=f_ext)
+    assert np.array_equal(I_robot, I) and np.array_equal(b_robot, b)
 
 
 def test_batched_equals_looped(robot):
@@ -146,6 +148,10 @@ def test_batched_equals_looped(robot):
                         lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'cholesky')),
         'fd_dense': (robot.forward_dynamics(q, qd, tau, 'dense'),
                      lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'dense')),
+        'eom_I': (robot.equations_of_motion(q, qd)[0],
+                  lambda i: robot.equations_of_motion(q[i], qd[i])[0]),
+        'eom_b': (robot.equations_of_motion(q, qd)[1],
+                  lambda i: robot.equations_of_motion(q[i], qd[i])[1]),
         'udu_U': (robot.udu(q)[0], lambda i: robot.udu(q[i])[0]),
         'udu_d': (robot.udu(q)[1], lambda i: robot.udu(q[i])[1]),
         'inverse': (robot.inverse_inertia_matrix(q),

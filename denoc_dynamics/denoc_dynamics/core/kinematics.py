@@ -106,8 +106,8 @@ def body_rotations(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     R = (rows @ basis.T_stack).reshape(q.shape + (3, 3))
     n = q.shape[-1]
     step = 1
-    while step < n:
-        R[..., step:, :, :] = R[..., :-step, :, :] @ R[..., step:, :, :]
+    while step < n:       # numpy buffers the overlapping operands of the product
+        np.matmul(R[..., :-step, :, :], R[..., step:, :, :], out=R[..., step:, :, :])
         step *= 2
     return R
 

@@ -36,8 +36,9 @@ AUTO_DENOC_MIN_DOF = 886
 #: Below this many joints, ``method="auto"`` solves one state with the DeNOC matrices
 #: formed explicitly (``"dense"``, :mod:`.denoc_matrices`): O(n^3) arithmetic in a
 #: few numpy calls, against the composite bodies' O(n^2) in more calls.  The
-#: crossover is measured by ``benchmarks/bench_scaling.py``.
-AUTO_DENSE_MAX_DOF = 24
+#: crossover, n ~ 29 on the 2-core reference machine, is measured by
+#: ``benchmarks/bench_scaling.py``.
+AUTO_DENSE_MAX_DOF = 30
 
 #: Batched calls run over blocks of this many states, so that each block's arrays
 #: stay in the processor's cache (forward dynamics of 10,000 Panda states: about
@@ -166,6 +167,21 @@ class Robot:
         f_ext = self._wrenches(f_ext, q.shape[:-1])
         return self._blockwise(self._inverse_dynamics, q, qd, None, f_ext)
 
+    def equations_of_motion(self, q, qd, f_ext=None):
+        """
+        Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0) in one call.
+
+        The DeNOC matrices formed explicitly: I = N^T M N, b = N^T w* (000 eq. 18,
+        :mod:`.denoc_matrices`); what a computed-torque law needs, for the price of
+        about one of the two.  ``f_ext`` as in :meth:`inverse_dynamics`.
+        """
+        q, qd = self._states(q=q, qd=qd)
+        f_ext = self._wrenches(f_ext, q.shape[:-1])
+        return self._blockwise(self._equations_of_motion, q, qd, f_ext)
+
+    def _equations_of_motion(self, kin, qd, f_ext):
+        return equations_of_motion(kin, qd, self._td0, f_ext)
+
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the chain still against gravity."""
         q = self._state(q, 'q')
@@ -199,7 +215,7 @@ class Robot:
         return solve(kin, phi)
 
     def _forward_dynamics_dense(self, kin, qd, tau, f_ext):
-        I, b = equations_of_motion(kin, qd, self._td0, f_ext)
+        I, b = self._equations_of_motion(kin, qd, f_ext)
         return cholesky_solve(I, tau - b)
 
     def udu(self, q):

@@ -98,7 +98,8 @@ class DynamicsNode(Node):
         self.fd_method = declare(
             self, 'fd_method', Parameter.Type.STRING, 'denoc',
             "forward dynamics solver: 'denoc' (Saha's O(n) sweeps), 'cholesky' (GIM and "
-            "Cholesky) or 'auto' (the faster one for this chain length)",
+            "Cholesky), 'dense' (I = N^T M N and Cholesky) or 'auto' (the fastest "
+            'one for this chain length)',
             read_only=True, additional_constraints=str(FD_METHODS))
         if self.fd_method not in FD_METHODS:
             raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')

@@ -113,7 +113,7 @@ class SimNode(Node):
             command_timeout=command_timeout,
             fd_method=declare(
                 self, 'fd_method', Parameter.Type.STRING, 'auto',
-                "forward dynamics solver: 'auto', 'denoc' (O(n)) or 'cholesky'", rd,
+                "forward dynamics solver: 'auto', 'denoc' (O(n)), 'cholesky' or 'dense'", rd,
                 additional_constraints=str(FD_METHODS)))
         try:
             self.physics.check()
