@@ -194,6 +194,8 @@ class Simulation:
         self.robot = robot
         self.params = params = params if params is not None else PhysicsParameters()
         params.check()
+        # the state is checked after every step (finite, below divergence_velocity)
+        self._fd = robot.forward_dynamics_kernel(params.fd_method)
         if start_mode not in START_MODES:
             raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
         self.start_mode = start_mode
@@ -378,9 +380,7 @@ class Simulation:
         n = self.n
         q = x[:n]
         qd = x[n:]
-        qdd = self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
-                                          method=self.params.fd_method)
-        return np.concatenate((qd, qdd))
+        return np.concatenate((qd, self._fd(q, qd, tau + self.passive_torques(q, qd))))
 
     def _rk4(self, x, tau, k1):
         h = self.h
