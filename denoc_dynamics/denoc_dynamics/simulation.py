@@ -538,7 +538,7 @@ class SimulationRunner:
 
     ``real_time_factor`` > 0 keeps simulated time at that multiple of wall time (if the
     physics cannot keep up it runs as fast as it can, without catching up later); 0
-    runs as fast as possible, :attr:`BUDGET` wall seconds per tick.  After each chunk
+    runs as fast as possible, one chunk per tick.  After each chunk
     ``on_publish(snapshot)`` is called outside the lock with a :class:`Snapshot`
     (never with a failed, non-finite state); paused or failed, the frozen state is
     published once a publish period.  ``on_failure(message)`` is called once when the
@@ -548,10 +548,6 @@ class SimulationRunner:
 
     #: Fall this far behind (wall seconds) and the pacing restarts from now.
     MAX_LAG = 0.25
-
-    #: Running as fast as possible, one :meth:`tick` steps for about this long [s of
-    #: wall time] before it returns (and the ROS callbacks get their turn).
-    BUDGET = 0.005
 
     def __init__(self, sim: Simulation, publish_rate: float = 100.0,
                  real_time_factor: float = 1.0,
@@ -625,10 +621,13 @@ class SimulationRunner:
             self._chunk()
             return 1.0 / self.publish_rate
         if self.real_time_factor == 0.0:
-            end = now + self.BUDGET
-            while not self.finished(duration):
-                if self._chunk() or self.clock() >= end:
-                    break
+            # One chunk per tick here too, so that the callbacks between two ticks (a
+            # controller's commands above all) act every publish period of simulated
+            # time.  Several chunks a tick put a computed-torque loop through the
+            # executor 3 to 4 periods late: beyond its margin, the arm then swung
+            # against its velocity limits for the whole run.
+            if not self.finished(duration):
+                self._chunk()
             return 0.0
         if self._anchor is None:
             self._anchor = (sim.t, now)

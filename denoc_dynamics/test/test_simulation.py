@@ -329,6 +329,27 @@ def test_runner_paces_publishes_and_measures(arm):
     assert runner.meter.overall == pytest.approx(0.4 / wall, rel=0.3)
 
 
+def test_unpaced_runner_steps_one_chunk_per_tick(arm):
+    """
+    At real_time_factor 0 each tick steps one publish period and returns at once.
+
+    The callbacks between two ticks (a controller's commands) then act every period
+    of simulated time; a tick that ran on for several chunks made a computed-torque
+    loop through the sim node's executor 3 to 4 periods late, and the arm swung
+    against its velocity limits (the headless benchmark of denoc_sim_arm).
+    The clock here stands still, so a tick bounded by wall time would run on.
+    """
+    sim = Simulation(arm, initial_positions=ARM_POSE, start_mode='running')
+    published = []
+    runner = SimulationRunner(sim, publish_rate=100.0, real_time_factor=0.0,
+                              on_publish=published.append, clock=lambda: 0.0)
+    for k in range(1, 4):
+        assert runner.tick(duration=1.0) == 0.0
+        assert sim.steps == 10 * k and len(published) == k
+    runner.run(threading.Event(), duration=0.05)
+    assert sim.t == pytest.approx(0.05) and len(published) == 5
+
+
 def test_real_time_factor_meter():
     meter = RealTimeFactorMeter(window=1.0)
     assert math.isnan(meter.rtf)
