@@ -113,13 +113,25 @@ def test_draws_each_link_where_the_dynamics_core_puts_it(chain_viewer):
     q = np.random.default_rng(7).uniform(-1.0, 1.0, robot.n)
     names = robot.joint_names[::-1] + ['another_robots_joint']  # any order, extras ignored
     viewer._on_joint_states(joint_state(names, list(q[::-1]) + [5.0], np.zeros(robot.n + 1)))
-    viewer._update_scene()
+    viewer.draw()
     kin = robot.kinematics(q)
     for i, link in enumerate(robot.chain.link_names):
         T = drawn_pose(viewer, link)
         np.testing.assert_allclose(T[:3, :3], kin.R[i], atol=1e-9, err_msg=link)
         np.testing.assert_allclose(T[:3, 3], kin.O[i], atol=1e-9, err_msg=link)
     assert viewer.accepted == 1 and viewer.rejections.total == 0
+
+
+def test_no_scene_updates_without_a_browser(chain_viewer):
+    """The periodic update skips the kinematics while no browser is connected."""
+    viewer, robot = chain_viewer
+    before = drawn_pose(viewer, robot.chain.link_names[-1])
+    viewer._on_joint_states(joint_state(robot.joint_names, np.full(robot.n, 0.5)))
+    assert viewer.server.get_clients() == {}
+    viewer._update_scene()
+    np.testing.assert_array_equal(drawn_pose(viewer, robot.chain.link_names[-1]), before)
+    viewer.draw()       # what the first update after a browser connects does
+    assert not np.allclose(drawn_pose(viewer, robot.chain.link_names[-1]), before)
 
 
 def test_partial_states_keep_the_other_joints(chain_viewer):

@@ -222,8 +222,7 @@ class ArmViewer(Node):
                 self.positions[name] = min(max(0.0, -math.inf if lower is None else lower),
                                            math.inf if upper is None else upper)
         self._look_at(model)
-        self._dirty = True
-        self._update_scene()
+        self.draw()
         self.info.content = (f'**{model.robot.name}**: {len(model.link_map)} links, '
                              f'{len(self.joint_names)} moving joints  \n'
                              f'joint states: `{self.subscription.topic_name}`')
@@ -286,8 +285,14 @@ class ArmViewer(Node):
         return np.array([self.positions.get(name, 0.0) for name in self.joint_names])
 
     def _update_scene(self):
-        if not self._dirty or self._urdf_view is None:
-            return
+        # Nobody watching, nothing to draw: the forward kinematics of a scene update
+        # takes 3 ms on the 7-DOF arm, 9% of a core at 30 Hz in the simulated arm's
+        # process.  The first tick after a browser connects draws the latest pose.
+        if self._dirty and self._urdf_view is not None and self.server.get_clients():
+            self.draw()
+
+    def draw(self):
+        """Move the drawn robot to the latest joint positions."""
         self._dirty = False
         self._urdf_view.update_cfg(self.configuration())
 
