@@ -56,6 +56,18 @@ def test_forward_dynamics_inverts_inverse_dynamics(robot, method):
         assert _rel(robot.forward_dynamics(q, qd, tau, method=method), qdd) < 1e-10
 
 
+@pytest.mark.parametrize('method', FD_METHODS)
+def test_forward_dynamics_kernel_is_forward_dynamics(robot, method):
+    """The unchecked kernel of the simulation runs the same algorithm: the same bits."""
+    rng = np.random.default_rng(14)
+    fd = robot.forward_dynamics_kernel(method)
+    for _ in range(3):
+        q, qd, tau = _state(robot, rng)
+        assert np.array_equal(fd(q, qd, tau), robot.forward_dynamics(q, qd, tau, method))
+    with pytest.raises(ValueError, match='method'):
+        robot.forward_dynamics_kernel('foo')
+
+
 def test_udu_reproduces_gim(robot):
     rng = np.random.default_rng(3)
     q, _, _ = _state(robot, rng)
