@@ -2,7 +2,7 @@
 O(N) mass-matrix inversion of a planar point-mass chain by Fixman's theorem.
 
 Implements K. Lee and G. S. Chirikjian, "A New Perspective on O(n) Mass-Matrix
-Inversion for Serial Revolute Manipulators" (paper 001 in /work/shared/papers).
+Inversion for Serial Revolute Manipulators" (paper 001, IEEE ICRA 2005).
 
 The chain: N point masses m_i at the joint ends x_i (x_0 fixed at the origin),
 link lengths L_i and relative joint angles theta_i (001 Fig. 1, eq. 14).  If the
