@@ -6,8 +6,8 @@ without any numerical inversion (000 eqs. 38-41):
 
     (U^-1)_ik = -p_i^T B_{i+1,i}^T Psi_{i+1}^T B_{i+2,i+1}^T ... Psi_{k-1}^T B_{k,k-1}^T psi_k,
 
-with Psi_j^T = 1 - psi_j p_j^T acting as y -> y - psi_j (p_j^T y) (000, after eq. 35).  Column k is
-the walk of y from psi_k down to link i, one Psi^T per step.  The walks of all
+with Psi_j^T = 1 - psi_j p_j^T (000, after eq. 35) acting as y -> y - psi_j (p_j^T y).
+Column k is the walk of y from psi_k down to link i, one Psi^T per step.  The walks of all
 columns advance together: at step i every column k > i moves y from O_{i+1} to O_i
 (B_{i+1,i}^T; every quantity is referred to its joint origin, see :mod:`.kinematics`),
 takes its entry (U^-1)_ik = -p_i^T y and then y <- y + psi_i (U^-1)_ik: n sequential
