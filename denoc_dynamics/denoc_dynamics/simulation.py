@@ -670,7 +670,7 @@ class SimulationRunner:
         """Tick until ``stop`` is set or the simulated time reaches ``duration``."""
         while not stop.is_set() and not self.finished(duration):
             wait = self.tick(duration)
-            if wait > 0.0:
+            if wait > 0.0 and not self.finished(duration):
                 stop.wait(wait)
 
 

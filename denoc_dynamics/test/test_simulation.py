@@ -3,7 +3,6 @@
 import copy
 import math
 import threading
-import time
 
 from denoc_dynamics import load_urdf, Robot
 from denoc_dynamics.resources import bundled_urdf
@@ -314,19 +313,35 @@ def test_every_integrator_is_stable_on_the_default_arm(arm, integrator):
     assert np.abs(sim.q - ARM_POSE).max() > 0.1, 'the arm should fall under gravity'
 
 
+class _ManualClock(threading.Event):
+    """A wall clock that moves only when the runner waits on it (no timing in the test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def wait(self, timeout=None):
+        self.now += timeout
+        return self.is_set()
+
+
 def test_runner_paces_publishes_and_measures(arm):
     sim = Simulation(arm, initial_positions=ARM_POSE, start_mode='running')
     published = []
+    clock = _ManualClock()
     runner = SimulationRunner(sim, publish_rate=100.0, real_time_factor=4.0,
-                              on_publish=published.append)
-    start = time.monotonic()
-    runner.run(threading.Event(), duration=0.4)
-    wall = time.monotonic() - start
+                              on_publish=published.append, clock=clock)
+    runner.run(clock, duration=0.4)
     assert sim.t == pytest.approx(0.4)
     assert len(published) == 40
     assert [s.t for s in published] == pytest.approx([0.01 * (k + 1) for k in range(40)])
-    assert 0.08 < wall < 1.5  # 0.1 s at a real-time factor of 4 (generous upper bound)
-    assert runner.meter.overall == pytest.approx(0.4 / wall, rel=0.3)
+    # 0.4 s of simulated time at a real-time factor of 4: the chunks are due at
+    # 0.0025, 0.005, ... 0.1 s of wall time, and the run ends with the last one
+    assert clock.now == pytest.approx(0.1)
+    assert runner.meter.overall == pytest.approx(4.0)
 
 
 def test_unpaced_runner_steps_one_chunk_per_tick(arm):
