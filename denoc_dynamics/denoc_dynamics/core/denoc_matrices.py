@@ -18,9 +18,8 @@ qdd = 0 (:func:`.inverse_dynamics.newton_euler_wrenches`).
 As everywhere in the core, link i is referred to its joint origin O_i
 (see :mod:`.kinematics`), where B_ij p_j = [a_j; l_j + a_j x (O_i - O_j)] for
 p_j = [a_j; l_j].  O_i - O_j is the sum of the short joint offsets r_k, k = j+1..i,
-so a_j x (O_i - O_j) = sum_k a_j x r_k: one product of the n^2 cross products
-a_j x r_k with the constant 0/1 array of the path segments (:func:`path_segments`).
-No point far from the links enters.
+so a_j x (O_i - O_j) = sum_k a_j x r_k: a running sum over k, from k = j + 1, of the
+n^2 cross products a_j x r_k.  No point far from the links enters.
 
 Cost: I = N^T (M N) takes about 6 n^3 multiplications, against O(n^2) for the
 composite bodies (:mod:`.gim`, 000 eqs. 19-22, which are eq. 18 evaluated
@@ -38,14 +37,13 @@ from typing import Optional
 import numpy as np
 
 from .inverse_dynamics import accelerations, newton_euler_wrenches
-from .spatial import skew
+from .spatial import cumsum, skew
 
 
 @lru_cache(maxsize=16)
-def path_segments(n: int) -> np.ndarray:
-    """Return S (n, n, n): S[j, k, i] = 1 where j < k <= i (O_i - O_j = sum_k S[j, k, i] r_k)."""
-    j, k, i = np.ogrid[:n, :n, :n]
-    return ((j < k) & (k <= i)).astype(float)
+def _beyond(n: int) -> np.ndarray:
+    """Return (n, 1, n): [j, 0, k] = 1 where k > j (the offsets r_k between O_j and O_i)."""
+    return (np.arange(n)[None, :] > np.arange(n)[:, None]).astype(float)[:, None, :]
 
 
 @lru_cache(maxsize=16)
@@ -64,7 +62,7 @@ def denoc_matrix(kin) -> np.ndarray:
     p, r = kin.p, kin.r
     n = p.shape[-2]
     a_x_r = skew(p[..., :3]) @ r[..., None, :, :].swapaxes(-1, -2)   # [j, :, k] = a_j x r_k
-    a_x_O = a_x_r @ path_segments(n)                   # [j, :, i] = a_j x (O_i - O_j)
+    a_x_O = cumsum(a_x_r * _beyond(n), axis=-1)      # [j, :, i] = a_j x (O_i - O_j), i > j
     L = _lower_blocks(n)
     N = np.empty(kin.q.shape[:-1] + (n, 6, n))
     np.multiply(p[..., None, :, :].swapaxes(-1, -2), L, out=N)   # N_d, below the diagonal
