@@ -13,12 +13,14 @@ with exit code 0 and no traceback.  Once the session is closed the two signals a
 ignored: launch's second SIGINT may arrive while the interpreter is finalizing, after
 Python has put the default action (death by the signal) back for every handler of its
 own.  A third signal during the session raises KeyboardInterrupt, the ordinary way out
-of a process that does not stop.
+of a process that does not stop.  A node is destroyed no sooner than
+:data:`DISCOVERY_GRACE` after it was added (a signal during start-up).
 """
 
 import signal
 import sys
 import threading
+import time
 
 import rclpy
 from rclpy.exceptions import ParameterException
@@ -27,6 +29,13 @@ from rclpy.signals import SignalHandlerOptions
 
 #: Longest time [s] between two looks at the shutdown flag while no callback is ready.
 SHUTDOWN_POLL = 0.05
+
+#: Least age [s] of a node before it is destroyed.  Destroying a node within
+#: milliseconds of its creation (a signal during start-up) crashed (SIGSEGV) or hung
+#: inside rclpy's ``Node.destroy_node`` (``destroy_when_not_in_use``, in rmw) about
+#: once in 125 processes started ten at a time on a loaded machine: the middleware's
+#: threads are still announcing the node's new entities.  Waiting lets them finish.
+DISCOVERY_GRACE = 1.0
 
 
 class ShutdownSignals:
@@ -71,6 +80,7 @@ class RosSession:
         """Install the signal handlers first, then initialize rclpy with ``args``."""
         self.signals = ShutdownSignals()
         self.nodes = []
+        self._last_added = -DISCOVERY_GRACE
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         self.executor = SingleThreadedExecutor()
 
@@ -85,6 +95,7 @@ class RosSession:
         """Add ``node`` to the executor (and to the nodes destroyed at the end); return it."""
         self.nodes.append(node)
         self.executor.add_node(node)
+        self._last_added = time.monotonic()
         return node
 
     def spin(self, done=None):
@@ -99,6 +110,9 @@ class RosSession:
     def close(self):
         """Destroy the nodes (last added first), shut rclpy down, ignore the signals."""
         try:
+            young = self._last_added + DISCOVERY_GRACE - time.monotonic()
+            if young > 0.0:
+                time.sleep(young)
             self.executor.shutdown()
             while self.nodes:
                 self.nodes.pop().destroy_node()
