@@ -350,8 +350,8 @@ class Simulation:
             if not np.any(excess > 0.0):
                 break
             if M_inv is None:
-                # LAPACK's inverse of the GIM: 4x faster than the analytical inverse
-                # (000 eqs. 38-41) for one state of a short chain
+                # LAPACK's inverse of the GIM: about 2x faster than the analytical
+                # inverse (000 eqs. 38-41) for one state of a short chain
                 M_inv = np.linalg.inv(self.robot.inertia_matrix(x[:n]))
                 inertia = 1.0 / np.diagonal(M_inv)
             cut = direction * np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))

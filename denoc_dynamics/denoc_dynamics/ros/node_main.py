@@ -33,8 +33,9 @@ SHUTDOWN_POLL = 0.05
 #: Least age [s] of a node before it is destroyed.  Destroying a node within
 #: milliseconds of its creation (a signal during start-up) crashed (SIGSEGV) or hung
 #: inside rclpy's ``Node.destroy_node`` (``destroy_when_not_in_use``, in rmw) about
-#: once in 125 processes started ten at a time on a loaded machine: the middleware's
-#: threads are still announcing the node's new entities.  Waiting lets them finish.
+#: once in 125 processes started ten at a time on a loaded machine, presumably while
+#: the middleware was still announcing the node's new entities; with this wait, none
+#: in 500 under the same load.
 DISCOVERY_GRACE = 1.0
 
 
