@@ -224,8 +224,11 @@ def main(argv=None):
             sim = session.add(SimNode(parameter_overrides=sim_overrides))
             if sim.model.robot is None:
                 raise RuntimeError(f'no robot model from {urdf}')
-            session.add(DynamicsNode(parameter_overrides=overrides))
-            if args.demo:
+            # a shutdown signal during start-up: the nodes still to come are not
+            # created (the 3D view alone takes seconds to import and start)
+            if not session.signals.requested:
+                session.add(DynamicsNode(parameter_overrides=overrides))
+            if args.demo and not session.signals.requested:
                 # the controller's friction model: the simulated arm's own regularization
                 friction = [Parameter(f'gains.{name}.friction_velocity',
                                       Parameter.Type.DOUBLE, float(v))
@@ -234,7 +237,7 @@ def main(argv=None):
                 controller = session.add(
                     TrajectoryController(parameter_overrides=overrides + friction))
                 DemoLoop(controller, sim.initial_positions)
-            if args.viewer:
+            if args.viewer and not session.signals.requested:
                 from .arm_viewer import start_viewer  # viser is imported only if wanted
                 for viewer in start_viewer(overrides, args.viewer_port):
                     session.add(viewer)
