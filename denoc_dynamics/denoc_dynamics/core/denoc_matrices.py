@@ -37,19 +37,13 @@ from typing import Optional
 import numpy as np
 
 from .inverse_dynamics import accelerations, newton_euler_wrenches
-from .spatial import cumsum, skew
+from .spatial import cumsum, lower_mask, skew
 
 
 @lru_cache(maxsize=16)
 def _beyond(n: int) -> np.ndarray:
     """Return (n, 1, n): [j, 0, k] = 1 where k > j (the offsets r_k between O_j and O_i)."""
     return (np.arange(n)[None, :] > np.arange(n)[:, None]).astype(float)[:, None, :]
-
-
-@lru_cache(maxsize=16)
-def _lower_blocks(n: int) -> np.ndarray:
-    """Return L (n, 1, n): L[i, 0, j] = 1 where i >= j (the blocks of N_l that are not zero)."""
-    return (np.arange(n)[:, None] >= np.arange(n)).astype(float)[:, None, :]
 
 
 def denoc_matrix(kin) -> np.ndarray:
@@ -63,9 +57,9 @@ def denoc_matrix(kin) -> np.ndarray:
     n = p.shape[-2]
     a_x_r = skew(p[..., :3]) @ r[..., None, :, :].swapaxes(-1, -2)   # [j, :, k] = a_j x r_k
     a_x_O = cumsum(a_x_r * _beyond(n), axis=-1)      # [j, :, i] = a_j x (O_i - O_j), i > j
-    L = _lower_blocks(n)
     N = np.empty(kin.q.shape[:-1] + (n, 6, n))
-    np.multiply(p[..., None, :, :].swapaxes(-1, -2), L, out=N)   # N_d, below the diagonal
+    below = lower_mask(n)[:, None, :]                  # [i, 0, j]: i >= j
+    np.multiply(p[..., None, :, :].swapaxes(-1, -2), below, out=N)   # N_d, below the diagonal
     N[..., 3:, :] += a_x_O.swapaxes(-1, -3)
     return N
 

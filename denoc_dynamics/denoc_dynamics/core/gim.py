@@ -30,11 +30,9 @@ error of eps |O_i - O_1| |f_i|, f_i the force part of y_i); the distance of the
 chain from the base origin does not enter at all.
 """
 
-from functools import lru_cache
-
 import numpy as np
 
-from .spatial import dot, matvec, reverse_cumsum, skew
+from .spatial import dot, lower_mask, matvec, reverse_cumsum, skew
 
 
 def _rigid_body_basis() -> np.ndarray:
@@ -98,7 +96,7 @@ def composite_inertias(kin) -> np.ndarray:
 def inertia_matrix(kin) -> np.ndarray:
     """Return the GIM I (..., n, n) at the configuration of ``kin`` (000 eq. 22)."""
     A = lower_triangle(kin)
-    return np.where(_lower_mask(A.shape[-1]), A, A.swapaxes(-1, -2))
+    return np.where(lower_mask(A.shape[-1]), A, A.swapaxes(-1, -2))
 
 
 def lower_triangle(kin) -> np.ndarray:
@@ -117,9 +115,3 @@ def lower_triangle(kin) -> np.ndarray:
     n = p.shape[-2]
     A.reshape(A.shape[:-2] + (n * n,))[..., ::n + 1] = diagonal
     return A
-
-
-@lru_cache(maxsize=None)
-def _lower_mask(n: int) -> np.ndarray:
-    """Return the (n, n) mask of i >= j."""
-    return np.arange(n)[:, None] >= np.arange(n)

@@ -6,6 +6,8 @@ Every function broadcasts over leading axes, so one state and a batch of states 
 through the same code.
 """
 
+from functools import lru_cache
+
 import numpy as np
 
 
@@ -136,3 +138,9 @@ def shifted_reverse_cumsum(w: np.ndarray, r_x: np.ndarray) -> np.ndarray:
     y = reverse_cumsum(w, axis=-2)
     y[..., :-1, :3] += reverse_cumsum(matvec(r_x[..., 1:, :, :], y[..., 1:, 3:]), axis=-2)
     return y
+
+
+@lru_cache(maxsize=None)
+def lower_mask(n: int) -> np.ndarray:
+    """Return the (n, n) boolean mask of i >= j: where N_l and the GIM's lower triangle live."""
+    return np.arange(n)[:, None] >= np.arange(n)
