@@ -6,7 +6,7 @@ classes of this module, which can be tested and benchmarked in-process:
 
 * :class:`Simulation` holds the state x = [q, qd] and integrates
   ``qdd = FD(q, qd, tau)`` with a fixed step.  Every integrator goes through the one
-  :meth:`Simulation.derivative` (``xdot = [qd, FD(q, qd, tau + passive(q, qd))]``):
+  :meth:`Simulation.acceleration` (``qdd = FD(q, qd, tau + passive(q, qd))``):
   classic Runge-Kutta 4 (``rk4``), Adams-Bashforth 4 (``ab4``, started by three RK4
   steps) and semi-implicit (symplectic) Euler (``semi_implicit_euler``).
 * Passive joint physics from the URDF: viscous damping ``-damping * qd``, a smooth
@@ -196,6 +196,8 @@ class Simulation:
         params.check()
         # the state is checked after every step (finite, below divergence_velocity)
         self._fd = robot.forward_dynamics_kernel(params.fd_method)
+        self._integrate = {'rk4': self._rk4, 'ab4': self._ab4,
+                           'semi_implicit_euler': self._semi_implicit_euler}
         if start_mode not in START_MODES:
             raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
         self.start_mode = start_mode
@@ -324,10 +326,12 @@ class Simulation:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""
         return self._held.current(self.t)
 
-    def drive(self, x: np.ndarray, command: np.ndarray):
+    def drive(self, configuration, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
         """
-        Return (tau, xdot): the drives' effort for ``command`` at x and xdot under it.
+        Return (tau, qdd): the drives' effort for ``command`` at (q, qd) and qdd under it.
 
+        ``configuration``: the forward dynamics' terms at q (``configure`` of
+        :meth:`Robot.forward_dynamics_kernel <denoc_dynamics.Robot.forward_dynamics_kernel>`).
         A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
         the step would take a joint beyond v_max in the direction of its effort
         (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
@@ -340,70 +344,83 @@ class Simulation:
         like a drive's control cycle; a step with a cut costs one inverse of the
         inertia matrix.
         """
-        n, h = self.n, self.h
+        h = self.h
         tau = command
-        xdot = self.derivative(x, tau)
+        qdd = self.acceleration(configuration, q, qd, tau)
         M_inv = None
         for _ in range(DRIVE_PASSES):
             direction = np.sign(tau)
-            excess = direction * (x[n:] + h * xdot[n:]) - self.velocity_limit
-            if not np.any(excess > 0.0):
+            excess = direction * (qd + h * qdd) - self.velocity_limit
+            if not excess.max() > 0.0:      # NaN too: the state check then stops the run
                 break
             if M_inv is None:
                 # LAPACK's inverse of the GIM: about 2x faster than the analytical
                 # inverse (000 eqs. 38-41) for one state of a short chain
-                M_inv = np.linalg.inv(self.robot.inertia_matrix(x[:n]))
+                M_inv = np.linalg.inv(self.robot.inertia_matrix(q))
                 inertia = 1.0 / np.diagonal(M_inv)
             cut = direction * np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
             tau = tau - cut
             # qdd = M^-1 (tau - bias - passive) is linear in tau: no new dynamics call
-            xdot = np.concatenate((xdot[:n], xdot[n:] - M_inv @ cut))
-        return tau, xdot
+            qdd = qdd - M_inv @ cut
+        return tau, qdd
 
     # --- physics ---------------------------------------------------------------------
     def passive_torques(self, q, qd) -> np.ndarray:
         """Return damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
         tau = -joint_friction(qd, self.damping, self.friction, self.friction_velocity)
-        below = q < self.lower
-        above = q > self.upper
-        if below.any() or above.any():
-            pen = np.where(below, q - self.lower, np.where(above, q - self.upper, 0.0))
+        pen = q - np.clip(q, self.lower, self.upper)     # how far beyond a limit
+        if np.count_nonzero(pen):
             stop = -self.stop_stiffness * pen - self.stop_damping * qd
             # one-sided: the stop pushes out of the limit, never pulls into it
-            stop = np.where(below, np.maximum(stop, 0.0),
-                            np.where(above, np.minimum(stop, 0.0), 0.0))
+            stop = np.where(pen < 0.0, np.maximum(stop, 0.0),
+                            np.where(pen > 0.0, np.minimum(stop, 0.0), 0.0))
             tau = tau + stop
         return tau
 
-    def derivative(self, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """Return xdot = [qd, FD(q, qd, tau + passive(q, qd))] for x = [q, qd]."""
-        n = self.n
-        q = x[:n]
-        qd = x[n:]
-        return np.concatenate((qd, self._fd(q, qd, tau + self.passive_torques(q, qd))))
+    def acceleration(self, configuration, q, qd, tau) -> np.ndarray:
+        """
+        Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator.
 
-    def _rk4(self, x, tau, k1):
-        h = self.h
-        f = self.derivative
-        k2 = f(x + (0.5 * h) * k1, tau)
-        k3 = f(x + (0.5 * h) * k2, tau)
-        k4 = f(x + h * k3, tau)
-        return x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+        ``configuration`` holds the forward dynamics' terms at q (see :meth:`drive`).
+        """
+        return self._fd.solve(configuration, qd, tau + self.passive_torques(q, qd))
 
-    def _ab4(self, x, tau, fx):
+    def _rk4(self, q, qd, tau, qdd, configuration_2):
+        """
+        Return (q, qd) after one classic Runge-Kutta step from (q, qd).
+
+        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd: stage
+        k's velocity is stage k-1's velocity rate, so the positions of stages 1 and 2
+        (q, q + h/2 qd) are known before any acceleration, and those of stages 3 and
+        4 once the second acceleration is.  Their configuration terms are evaluated in
+        pairs: ``qdd`` is stage 1's and ``configuration_2`` stage 2's.
+        """
+        h, f = self.h, self.acceleration
+        q_2, qd_2 = q + (0.5 * h) * qd, qd + (0.5 * h) * qdd
+        qdd_2 = f(configuration_2, q_2, qd_2, tau)
+        q_3, qd_3 = q + (0.5 * h) * qd_2, qd + (0.5 * h) * qdd_2
+        q_4 = q + h * qd_3
+        configuration_3, configuration_4 = self._fd.configure(np.stack((q_3, q_4)))
+        qdd_3 = f(configuration_3, q_3, qd_3, tau)
+        qd_4 = qd + h * qdd_3
+        qdd_4 = f(configuration_4, q_4, qd_4, tau)
+        return (q + (h / 6.0) * (qd + 2.0 * (qd_2 + qd_3) + qd_4),
+                qd + (h / 6.0) * (qdd + 2.0 * (qdd_2 + qdd_3) + qdd_4))
+
+    def _ab4(self, q, qd, tau, qdd, configuration_2):
         history = self._history
-        history.insert(0, fx)
-        if len(history) < 4:  # start-up: RK4 steps, reusing f(x_n) as k1
-            return self._rk4(x, tau, k1=fx)
+        history.insert(0, np.concatenate((qd, qdd)))
+        if len(history) < 4:  # start-up: RK4 steps, reusing f(x_n) as stage 1
+            return self._rk4(q, qd, tau, qdd, configuration_2)
         del history[4:]
         w = AB4_WEIGHTS
-        return x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
-                                      + w[2] * history[2] + w[3] * history[3])
+        x = self._x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
+                                         + w[2] * history[2] + w[3] * history[3])
+        return x[:self.n], x[self.n:]
 
-    def _semi_implicit_euler(self, x, tau, xdot):
-        n = self.n
-        qd = x[n:] + self.h * xdot[n:]
-        return np.concatenate((x[:n] + self.h * qd, qd))
+    def _semi_implicit_euler(self, q, qd, tau, qdd, configuration_2):
+        qd = qd + self.h * qdd
+        return q + self.h * qd, qd
 
     def step(self) -> bool:
         """
@@ -419,27 +436,31 @@ class Simulation:
             return False
         command = self.command()
         integrator = self.params.integrator
+        n = self.n
+        q, qd = self._x[:n], self._x[n:]
         try:
-            tau, xdot = self.drive(self._x, command)
-            if integrator == 'rk4':
-                x = self._rk4(self._x, tau, xdot)
-            elif integrator == 'ab4':
-                x = self._ab4(self._x, tau, xdot)
+            if integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3):
+                configuration, configuration_2 = self._fd.configure(
+                    np.stack((q, q + (0.5 * self.h) * qd)))
             else:
-                x = self._semi_implicit_euler(self._x, tau, xdot)
+                configuration, configuration_2 = self._fd.configure(q), None
+            tau, qdd = self.drive(configuration, q, qd, command)
+            q, qd = self._integrate[integrator](q, qd, tau, qdd, configuration_2)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
             self._fail(f'the dynamics failed on a non-finite or invalid state at '
                        f't = {self.t:.6f} s (integrator {integrator}): {exc}')
             return False
-        speed = np.abs(x[self.n:]).max()
-        finite = math.isfinite(np.vdot(x, x)) or np.isfinite(x).all()
+        speed = np.abs(qd).max()
+        finite = (math.isfinite(np.vdot(q, q) + speed)
+                  or bool(np.isfinite(q).all() and np.isfinite(qd).all()))
         if not (speed <= self.params.divergence_velocity and finite):
             what = ('became non-finite' if not finite else
                     f'diverged (joint speed {speed:.3g} > {self.params.divergence_velocity:g})')
             self._fail(f'the state {what} at t = {self.t + self.h:.6f} s '
                        f'(integrator {integrator}, step {self.h:g} s)')
             return False
-        self._x[:] = x
+        self._x[:n] = q
+        self._x[n:] = qd
         self.steps += 1
         self.applied_effort = tau
         return True

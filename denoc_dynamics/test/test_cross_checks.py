@@ -68,6 +68,20 @@ def test_forward_dynamics_kernel_is_forward_dynamics(robot, method):
         robot.forward_dynamics_kernel('foo')
 
 
+@pytest.mark.parametrize('method', FD_METHODS)
+def test_forward_dynamics_kernel_configured_in_a_batch(robot, method):
+    """Configurations evaluated together (the RK4 stages) solve as one alone does."""
+    rng = np.random.default_rng(15)
+    fd = robot.forward_dynamics_kernel(method)
+    states = [_state(robot, rng) for _ in range(3)]
+    configurations = fd.configure(np.stack([q for q, _, _ in states]))
+    assert len(configurations) == len(states)
+    for (q, qd, tau), configuration in zip(states, configurations):
+        qdd = fd.solve(configuration, qd, tau)
+        assert _rel(qdd, fd(q, qd, tau)) < 1e-14
+        assert _rel(qdd, robot.forward_dynamics(q, qd, tau, method)) < 1e-14
+
+
 def test_udu_reproduces_gim(robot):
     rng = np.random.default_rng(3)
     q, _, _ = _state(robot, rng)

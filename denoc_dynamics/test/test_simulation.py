@@ -59,6 +59,35 @@ def test_convergence_order(pendulum, integrator, order):
     assert all(order - 0.6 < p < order + 0.6 for p in observed), (errors, observed)
 
 
+@pytest.mark.parametrize('integrator', ['rk4', 'semi_implicit_euler'])
+def test_a_step_is_the_integrator_written_out(arm, integrator):
+    """Stage by stage on x = [q, qd], with the checked Robot.forward_dynamics."""
+    qd0 = np.array([0.3, -0.2, 0.4, 0.1, -0.5, 0.2, 0.6])
+    sim = Simulation(arm, PhysicsParameters(integrator=integrator), initial_positions=ARM_POSE,
+                     initial_velocities=qd0, start_mode='running')
+    tau = 0.5 * arm.gravity_torques(ARM_POSE)
+    sim.set_command(tau)
+    n, h = arm.n, sim.h
+
+    def f(x):
+        q, qd = x[:n], x[n:]
+        return np.concatenate((qd, arm.forward_dynamics(q, qd, tau + sim.passive_torques(q, qd))))
+    x = np.concatenate((ARM_POSE, qd0))
+    for _ in range(3):
+        if integrator == 'rk4':
+            k1 = f(x)
+            k2 = f(x + 0.5 * h * k1)
+            k3 = f(x + 0.5 * h * k2)
+            k4 = f(x + h * k3)
+            x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        else:
+            qd = x[n:] + h * f(x)[n:]
+            x = np.concatenate((x[:n] + h * qd, qd))
+        assert sim.step()
+        np.testing.assert_allclose(np.concatenate((sim.q, sim.qd)), x, rtol=0, atol=1e-13)
+    assert np.array_equal(sim.applied_effort, tau)      # no velocity cut on the way
+
+
 def test_rk4_conserves_energy_without_dissipation(pendulum):
     sim = run(pendulum, 1000, 0.0, 'rk4', [-1.0, 0.5, 0.3], [0.0, 1.0, -1.0])
     e0 = sim.energy()
@@ -266,12 +295,14 @@ class _NanAfter:
 
     def forward_dynamics_kernel(self, method='auto'):
         fd = self._robot.forward_dynamics_kernel(method)
+        solve = fd.solve
 
-        def nan_after(q, qd, tau):
+        def nan_after(configuration, qd, tau):
             self._calls -= 1
-            qdd = fd(q, qd, tau)
+            qdd = solve(configuration, qd, tau)
             return qdd * np.nan if self._calls < 0 else qdd
-        return nan_after
+        fd.solve = nan_after
+        return fd
 
 
 @pytest.mark.parametrize('integrator', ['rk4', 'ab4', 'semi_implicit_euler'])

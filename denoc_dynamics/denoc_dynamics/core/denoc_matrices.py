@@ -64,23 +64,48 @@ def denoc_matrix(kin) -> np.ndarray:
     return N
 
 
+def mass_terms(kin):
+    """
+    Return (N, M N, I), the terms of 000 eq. 18 that depend on q alone.
+
+    N is the DeNOC matrix, M N the links' momenta per unit joint rate and
+    I = N^T M N the GIM.
+
+    N and M N have the shape of :func:`denoc_matrix`, I is (..., n, n).
+    """
+    N = denoc_matrix(kin)
+    M_N = kin.M @ N                                      # M N, link by link
+    I = _flat(N).swapaxes(-1, -2) @ _flat(M_N)           # 000 eq. 18
+    return N, M_N, I
+
+
+def bias_vector(kin, N: np.ndarray, M_N: np.ndarray, qd: np.ndarray, td0: np.ndarray,
+                f_ext: Optional[np.ndarray] = None) -> np.ndarray:
+    """
+    Return b = N^T w* = ID(q, qd, 0), from N and M N of :func:`mass_terms` (000 eq. 17).
+
+    b holds the Coriolis, centrifugal and gravity efforts (``td0`` = [0; -g],
+    :func:`.inverse_dynamics.base_acceleration`), less those of the external wrenches
+    ``f_ext`` (..., n, 6) [moment about C_i; force] on each link.
+    """
+    t = (N @ qd[..., None, :, None])[..., 0]             # t = N qd (000 eq. 14)
+    t_x, td = accelerations(kin, t, kin.p * qd[..., None], None, td0)
+    M_t = (M_N @ qd[..., None, :, None])[..., 0]         # M t = (M N) qd
+    w_star = newton_euler_wrenches(kin, td, M_t, t_x, f_ext)
+    return (_flat(N).swapaxes(-1, -2) @ _flat(w_star[..., None]))[..., 0]
+
+
 def equations_of_motion(kin, qd: np.ndarray, td0: np.ndarray,
                         f_ext: Optional[np.ndarray] = None):
     """
     Return (I, b) with I qdd + b = tau: I = N^T M N and b = N^T w* (000 eqs. 17-18).
 
-    b = ID(q, qd, 0): the Coriolis, centrifugal and gravity efforts (``td0`` = [0; -g],
-    :func:`.inverse_dynamics.base_acceleration`), less those of the external wrenches
-    ``f_ext`` (..., n, 6) [moment about C_i; force] on each link.
+    :func:`mass_terms`, then :func:`bias_vector` (``td0`` and ``f_ext`` as there).
     """
-    n = qd.shape[-1]
-    N = denoc_matrix(kin)
-    M_N = kin.M @ N                                      # M N, link by link
-    N_T = N.reshape(N.shape[:-3] + (6 * n, n)).swapaxes(-1, -2)
-    I = N_T @ M_N.reshape(N_T.shape[:-2] + (6 * n, n))  # 000 eq. 18
-    t = (N @ qd[..., None, :, None])[..., 0]             # t = N qd (000 eq. 14)
-    t_x, td = accelerations(kin, t, kin.p * qd[..., None], None, td0)
-    M_t = (M_N @ qd[..., None, :, None])[..., 0]         # M t = (M N) qd
-    w_star = newton_euler_wrenches(kin, td, M_t, t_x, f_ext)
-    b = (N_T @ w_star.reshape(w_star.shape[:-2] + (6 * n, 1)))[..., 0]   # 000 eq. 17
-    return I, b
+    N, M_N, I = mass_terms(kin)
+    return I, bias_vector(kin, N, M_N, qd, td0, f_ext)
+
+
+def _flat(A: np.ndarray) -> np.ndarray:
+    """Return (..., n, 6, m) as the (..., 6 n, m) matrix of the paper (a view)."""
+    return A.reshape(A.shape[:-3] + (6 * A.shape[-3], A.shape[-1]))

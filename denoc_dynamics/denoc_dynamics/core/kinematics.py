@@ -106,8 +106,8 @@ def body_rotations(basis: JointMotionBasis, q: np.ndarray) -> np.ndarray:
     R = (rows @ basis.T_stack).reshape(q.shape + (3, 3))
     n = q.shape[-1]
     step = 1
-    while step < n:       # numpy buffers the overlapping operands of the product
-        np.matmul(R[..., :-step, :, :], R[..., step:, :, :], out=R[..., step:, :, :])
+    while step < n:       # a new product, then a copy: 2x faster than out= overlapping R
+        R[..., step:, :, :] = R[..., :-step, :, :] @ R[..., step:, :, :]
         step *= 2
     return R
 
@@ -154,6 +154,24 @@ class Kinematics:
         R6 = np.zeros(q.shape + (6, 6))
         R6[..., :3, :3] = R6[..., 3:, 3:] = R
         self.M = (R6 @ basis.M_body) @ R6.swapaxes(-1, -2)
+
+    #: The arrays computed at once, with the batch axes of q in front.
+    EAGER = ('q', 'R', 'p', 'h_step', 'g_step', 'r', 'r_x', 'M')
+
+    def state(self, k: int) -> 'Kinematics':
+        """
+        Return the quantities of configuration k of a batch of one axis (views).
+
+        Evaluating several configurations in one batch and then finishing each one
+        alone costs fewer numpy calls than evaluating them one by one (the stages
+        of a Runge-Kutta step, :mod:`denoc_dynamics.simulation`).
+        """
+        one = object.__new__(Kinematics)
+        found = self.__dict__
+        one.__dict__.update({name: found[name][k] for name in self.EAGER},
+                            chain=self.chain, prismatic=self.prismatic, m=self.m,
+                            m_tilde=self.m_tilde)
+        return one
 
     @cached_property
     def e(self) -> np.ndarray:
