@@ -368,7 +368,8 @@ class Simulation:
     def passive_torques(self, q, qd) -> np.ndarray:
         """Return damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
         tau = -joint_friction(qd, self.damping, self.friction, self.friction_velocity)
-        pen = q - np.clip(q, self.lower, self.upper)     # how far beyond a limit
+        # how far beyond a limit (np.clip's Python wrapper costs more than the two ufuncs)
+        pen = q - np.maximum(np.minimum(q, self.upper), self.lower)
         if np.count_nonzero(pen):
             stop = -self.stop_stiffness * pen - self.stop_damping * qd
             # one-sided: the stop pushes out of the limit, never pulls into it
@@ -400,7 +401,7 @@ class Simulation:
         qdd_2 = f(configuration_2, q_2, qd_2, tau)
         q_3, qd_3 = q + (0.5 * h) * qd_2, qd + (0.5 * h) * qdd_2
         q_4 = q + h * qd_3
-        configuration_3, configuration_4 = self._fd.configure(np.stack((q_3, q_4)))
+        configuration_3, configuration_4 = self._fd.configure(np.array((q_3, q_4)))
         qdd_3 = f(configuration_3, q_3, qd_3, tau)
         qd_4 = qd + h * qdd_3
         qdd_4 = f(configuration_4, q_4, qd_4, tau)
@@ -441,7 +442,7 @@ class Simulation:
         try:
             if integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3):
                 configuration, configuration_2 = self._fd.configure(
-                    np.stack((q, q + (0.5 * self.h) * qd)))
+                    np.array((q, q + (0.5 * self.h) * qd)))
             else:
                 configuration, configuration_2 = self._fd.configure(q), None
             tau, qdd = self.drive(configuration, q, qd, command)

@@ -423,8 +423,10 @@ class ForwardDynamicsKernel:
         mass = mass_terms(kin) if self._dense else None
         if q.ndim == 1:
             return kin, mass
-        return [(kin.state(k), None if mass is None else tuple(a[k] for a in mass))
-                for k in range(q.shape[0])]
+        if mass is None:
+            return [(kin.state(k), None) for k in range(q.shape[0])]
+        N, M_N, I = mass
+        return [(kin.state(k), (N[k], M_N[k], I[k])) for k in range(q.shape[0])]
 
     def solve(self, configuration, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Return qdd = FD(q, qd, tau), q the configuration of ``configuration``."""
