@@ -399,7 +399,7 @@ class ForwardDynamicsKernel:
     takes several configurations at once: a Runge-Kutta step knows two of its four
     stage positions before it evaluates any acceleration, and the other two after
     its first two stages, so two batched evaluations of two configurations replace
-    four single ones (1.3x fewer numpy calls a step on a 7-DOF arm).
+    four single ones (on a 7-DOF arm, 50 us for a pair against 35 us for one).
     """
 
     def __init__(self, robot: Robot, method: str = 'auto'):
