@@ -408,10 +408,16 @@ class Simulation:
         return (q + (h / 6.0) * (qd + 2.0 * (qd_2 + qd_3) + qd_4),
                 qd + (h / 6.0) * (qdd + 2.0 * (qdd_2 + qdd_3) + qdd_4))
 
+    def _takes_rk4_step(self) -> bool:
+        """Return True if the next step is an RK4 one: ``rk4``, or ``ab4`` starting up."""
+        integrator = self.params.integrator
+        return integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3)
+
     def _ab4(self, q, qd, tau, qdd, configuration_2):
+        starting = self._takes_rk4_step()   # f at fewer than three steps before this one
         history = self._history
         history.insert(0, np.concatenate((qd, qdd)))
-        if len(history) < 4:  # start-up: RK4 steps, reusing f(x_n) as stage 1
+        if starting:  # start-up: RK4 steps, reusing f(x_n) as stage 1
             return self._rk4(q, qd, tau, qdd, configuration_2)
         del history[4:]
         w = AB4_WEIGHTS
@@ -440,7 +446,7 @@ class Simulation:
         n = self.n
         q, qd = self._x[:n], self._x[n:]
         try:
-            if integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3):
+            if self._takes_rk4_step():
                 configuration, configuration_2 = self._fd.configure(
                     np.array((q, q + (0.5 * self.h) * qd)))
             else:

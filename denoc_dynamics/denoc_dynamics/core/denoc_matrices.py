@@ -68,10 +68,8 @@ def mass_terms(kin):
     """
     Return (N, M N, I), the terms of 000 eq. 18 that depend on q alone.
 
-    N is the DeNOC matrix, M N the links' momenta per unit joint rate and
-    I = N^T M N the GIM.
-
-    N and M N have the shape of :func:`denoc_matrix`, I is (..., n, n).
+    N is the DeNOC matrix, M N the links' momenta per unit joint rate (both of the
+    shape of :func:`denoc_matrix`) and I = N^T M N the GIM (..., n, n).
     """
     N = denoc_matrix(kin)
     M_N = kin.M @ N                                      # M N, link by link

@@ -155,8 +155,9 @@ class Kinematics:
         R6[..., :3, :3] = R6[..., 3:, 3:] = R
         self.M = (R6 @ basis.M_body) @ R6.swapaxes(-1, -2)
 
-    #: The arrays computed at once, with the batch axes of q in front.
-    EAGER = ('q', 'R', 'p', 'h_step', 'g_step', 'r', 'r_x', 'M')
+    #: The attributes of the chain, without the batch axes of q; every other one
+    #: (computed at once or cached since) has them in front.
+    CHAIN = ('chain', 'prismatic', 'm', 'm_tilde')
 
     def state(self, k: int) -> 'Kinematics':
         """
@@ -167,10 +168,8 @@ class Kinematics:
         of a Runge-Kutta step, :mod:`denoc_dynamics.simulation`).
         """
         one = object.__new__(Kinematics)
-        found = self.__dict__
-        one.__dict__.update({name: found[name][k] for name in self.EAGER},
-                            chain=self.chain, prismatic=self.prismatic, m=self.m,
-                            m_tilde=self.m_tilde)
+        one.__dict__.update({name: value if name in self.CHAIN else value[k]
+                             for name, value in self.__dict__.items()})
         return one
 
     @cached_property
