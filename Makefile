@@ -26,7 +26,7 @@ TESTS  ?= test
 
 # --- what the venv gets (all from PyPI) --------------------------------------
 # Numerics and the reference implementations used by tests and benchmarks.
-PY_PKGS := numpy scipy lxml pytest hypothesis matplotlib pin example-robot-data \
+PY_PKGS := numpy scipy numba lxml pytest hypothesis matplotlib pin example-robot-data \
 	ros-domain-coordinator==0.12.0
 # The browser view (arm_viewer: viser draws URDFs read by yourdfpy, pycollada reads
 # .dae meshes) and its test, which drives Debian's chromium (make browser) through
@@ -36,7 +36,9 @@ VIEWER_PKGS := viser yourdfpy pycollada playwright
 ROS_PKGS := ros-rclpy==9.1.2 ros-rmw-fastrtps-cpp==9.3.3 \
 	ros-builtin-interfaces==2.3.0 ros-std-msgs==5.5.1 ros-sensor-msgs==5.5.1 \
 	ros-std-srvs==5.5.1 ros-trajectory-msgs==5.5.1 ros-rosgraph-msgs==2.3.0 \
-	ros-ament-index-python==1.11.0
+	ros-ament-index-python==1.11.0 \
+	ros-action-msgs==2.3.0 ros-geometry-msgs==5.5.1 ros-diagnostic-msgs==5.5.1 \
+	ros-unique-identifier-msgs==2.7.0 ros-rcl-action==10.1.3
 # Build tools: colcon and what rosidl_generate_interfaces needs.
 BUILD_PKGS := colcon-common-extensions catkin_pkg \
 	ros-ament-cmake==2.7.3 ros-ament-package==0.17.2 \

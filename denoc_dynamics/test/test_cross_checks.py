@@ -56,32 +56,6 @@ def test_forward_dynamics_inverts_inverse_dynamics(robot, method):
         assert _rel(robot.forward_dynamics(q, qd, tau, method=method), qdd) < 1e-10
 
 
-@pytest.mark.parametrize('method', FD_METHODS)
-def test_forward_dynamics_kernel_is_forward_dynamics(robot, method):
-    """The unchecked kernel of the simulation runs the same algorithm: the same bits."""
-    rng = np.random.default_rng(14)
-    fd = robot.forward_dynamics_kernel(method)
-    for _ in range(3):
-        q, qd, tau = _state(robot, rng)
-        assert np.array_equal(fd(q, qd, tau), robot.forward_dynamics(q, qd, tau, method))
-    with pytest.raises(ValueError, match='method'):
-        robot.forward_dynamics_kernel('foo')
-
-
-@pytest.mark.parametrize('method', FD_METHODS)
-def test_forward_dynamics_kernel_configured_in_a_batch(robot, method):
-    """Configurations evaluated together (the RK4 stages) solve as one alone does."""
-    rng = np.random.default_rng(15)
-    fd = robot.forward_dynamics_kernel(method)
-    states = [_state(robot, rng) for _ in range(3)]
-    configurations = fd.configure(np.stack([q for q, _, _ in states]))
-    assert len(configurations) == len(states)
-    for (q, qd, tau), configuration in zip(states, configurations):
-        qdd = fd.solve(configuration, qd, tau)
-        assert _rel(qdd, fd(q, qd, tau)) < 1e-14
-        assert _rel(qdd, robot.forward_dynamics(q, qd, tau, method)) < 1e-14
-
-
 def test_udu_reproduces_gim(robot):
     rng = np.random.default_rng(3)
     q, _, _ = _state(robot, rng)
@@ -128,39 +102,6 @@ def test_origin_form_equals_sahas_mass_centre_form(robot):
     assert _rel(robot.inertia_matrix(q), N.T @ M @ N) < 1e-13
 
 
-def test_dense_denoc_matrices(robot):
-    """
-    The explicit N = N_l N_d (000 eqs. 14-15) and eq. 18 against the recursions.
-
-    Block (i, j) of N is built here as the product B_{i,i-1} ... B_{j+1,j} p_j of the
-    neighbours' shifts; then N^T M N = the composite-body GIM (000 eq. 22), N^T w* =
-    the recursive ID at qdd = 0 with an external wrench, and N qd = the twists.
-    """
-    from denoc_dynamics.core.denoc_matrices import denoc_matrix, equations_of_motion
-    from denoc_dynamics.core.inverse_dynamics import base_acceleration
-    from denoc_dynamics.core.spatial import shifted_cumsum
-    rng = np.random.default_rng(10)
-    q, qd, _ = _state(robot, rng)
-    kin = robot.kinematics(q)
-    n = robot.n
-    N_expected = np.zeros((n, 6, n))
-    for j in range(n):
-        column = kin.p[j]
-        N_expected[j, :, j] = column
-        for i in range(j + 1, n):
-            column = kin.B_prev[i] @ column
-            N_expected[i, :, j] = column
-    N = denoc_matrix(kin)
-    assert _rel(N, N_expected) < 1e-14
-    assert _rel(N @ qd, shifted_cumsum(kin.p * qd[:, None], kin.r_x)) < 1e-14
-    f_ext = rng.normal(size=(n, 6))
-    I, b = equations_of_motion(kin, qd, base_acceleration(robot.gravity), f_ext)
-    assert _rel(I, robot.inertia_matrix(q)) < 1e-13
-    assert _rel(b, robot.bias_forces(q, qd, f_ext=f_ext)) < 1e-13
-    I_robot, b_robot = robot.equations_of_motion(q, qd, f_ext=f_ext)
-    assert np.array_equal(I_robot, I) and np.array_equal(b_robot, b)
-
-
 def test_batched_equals_looped(robot):
     rng = np.random.default_rng(7)
     q, qd, qdd = _state(robot, rng, batch=(3, 4))
@@ -172,8 +113,6 @@ def test_batched_equals_looped(robot):
                      lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'denoc')),
         'fd_cholesky': (robot.forward_dynamics(q, qd, tau, 'cholesky'),
                         lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'cholesky')),
-        'fd_dense': (robot.forward_dynamics(q, qd, tau, 'dense'),
-                     lambda i: robot.forward_dynamics(q[i], qd[i], tau[i], 'dense')),
         'eom_I': (robot.equations_of_motion(q, qd)[0],
                   lambda i: robot.equations_of_motion(q[i], qd[i])[0]),
         'eom_b': (robot.equations_of_motion(q, qd)[1],
@@ -193,53 +132,68 @@ def test_batched_equals_looped(robot):
         assert _rel(batched, looped) < 1e-13, name
 
 
-@pytest.mark.parametrize('chunk', [1, 4, 7])
-def test_large_batch_runs_in_blocks(robot, monkeypatch, chunk):
-    """Batches above CHUNK_STATES run block by block, with the same results."""
-    from denoc_dynamics.core import robot as robot_module
+@pytest.mark.parametrize('threads', [1, 2])
+def test_batch_blocks_give_the_single_state_results(robot, threads):
+    """A batch runs in one block per thread (a prange over the single-state kernel)."""
+    import numba
     rng = np.random.default_rng(12)
     q, qd, qdd = _state(robot, rng, batch=(3, 5))
     f_ext = rng.normal(size=(5, robot.n, 6))        # broadcasts over the first axis
-
-    def calls():
-        return (robot.inverse_dynamics(q, qd, qdd, f_ext=f_ext),
-                robot.bias_forces(q, qd),
-                robot.forward_dynamics(q, qd, qdd, 'denoc', f_ext=f_ext),
-                robot.forward_dynamics(q, qd, qdd, 'cholesky'),
-                robot.forward_dynamics(q, qd, qdd, 'dense', f_ext=f_ext),
-                robot.gravity_torques(q),
-                robot.inertia_matrix(q),
-                robot.inverse_inertia_matrix(q),
-                *robot.udu(q),
-                *robot.composite_body(q, qd))
-
-    whole = calls()
-    monkeypatch.setattr(robot_module, 'CHUNK_STATES', chunk)
-    blocks = calls()
-    shapes = [(3, 5, robot.n)] * 6 + [(3, 5, robot.n, robot.n)] * 3 + [(3, 5, robot.n),
-                                                                       (3, 5, robot.n, robot.n),
-                                                                       (3, 5, robot.n)]
-    for a, b, shape in zip(blocks, whole, shapes, strict=True):
-        assert a.shape == b.shape == shape
-        assert _rel(a, b) < 1e-13
-    single = robot.forward_dynamics(q[2, 3], qd[2, 3], qdd[2, 3], 'denoc', f_ext=f_ext[3])
-    assert _rel(blocks[2][2, 3], single) < 1e-13
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        calls = (robot.inverse_dynamics(q, qd, qdd, f_ext=f_ext),
+                 robot.forward_dynamics(q, qd, qdd, 'denoc', f_ext=f_ext),
+                 robot.forward_dynamics(q, qd, qdd, 'cholesky', f_ext=f_ext))
+    finally:
+        numba.set_num_threads(previous)
+    for a in range(3):
+        for b in range(5):
+            single = (robot.inverse_dynamics(q[a, b], qd[a, b], qdd[a, b], f_ext=f_ext[b]),
+                      robot.forward_dynamics(q[a, b], qd[a, b], qdd[a, b], f_ext=f_ext[b]),
+                      robot.forward_dynamics(q[a, b], qd[a, b], qdd[a, b], 'cholesky',
+                                             f_ext=f_ext[b]))
+            for batched, one in zip(calls, single, strict=True):
+                assert np.array_equal(batched[a, b], one)
 
 
-def test_spatial_cross_products():
-    """[t x] s and -[t x]^T f against the 3-vector definitions (000 eq. 17)."""
+def test_spatial_helpers_are_the_matrices_of_000():
+    """B t, B^T f, B^T X B, t x s and t x* f against the 6x6 matrices (000 eqs. 11, 17)."""
     from denoc_dynamics.core import spatial
     rng = np.random.default_rng(13)
-    t, s = rng.normal(size=(2, 4, 6))
-    w, v = t[:, :3], t[:, 3:]
-    motion = np.concatenate((np.cross(w, s[:, :3]),
-                             np.cross(w, s[:, 3:]) + np.cross(v, s[:, :3])), axis=-1)
-    force = np.concatenate((np.cross(w, s[:, :3]) + np.cross(v, s[:, 3:]),
-                            np.cross(w, s[:, 3:])), axis=-1)
-    t_x = spatial.cross_matrix(t)
-    np.testing.assert_allclose(spatial.matvec(t_x, s), motion, rtol=1e-14, atol=1e-14)
-    np.testing.assert_allclose(-spatial.vecmat(s, t_x), force, rtol=1e-14, atol=1e-14)
-    np.testing.assert_allclose(spatial.cross(w, s[:, :3]), np.cross(w, s[:, :3]), rtol=1e-15)
+    r, w, v = rng.normal(size=(3, 3))
+    t, s, f = rng.normal(size=(3, 6))
+    X = rng.normal(size=(6, 6))
+    X = X + X.T
+
+    def skew(a):
+        return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+    B = np.eye(6)
+    B[3:, :3] = -skew(r)
+    t_x = np.zeros((6, 6))
+    t_x[:3, :3] = t_x[3:, 3:] = skew(t[:3])
+    t_x[3:, :3] = skew(t[3:])
+    out = np.zeros(6)
+    spatial.twist_to_child(r, t, out)
+    np.testing.assert_allclose(out, B @ t, rtol=1e-14, atol=1e-14)
+    out = f.copy()
+    spatial.wrench_to_parent(r, f, out)
+    np.testing.assert_allclose(out, f + B.T @ f, rtol=1e-14, atol=1e-14)
+    out = f.copy()
+    spatial.move_wrench(r, out)
+    np.testing.assert_allclose(out, B.T @ f, rtol=1e-14, atol=1e-14)
+    out = np.eye(6)
+    spatial.inertia_to_parent(r, X, out)
+    np.testing.assert_allclose(out, np.eye(6) + B.T @ X @ B, rtol=1e-13, atol=1e-13)
+    out = np.ones(6)
+    spatial.add_motion_cross(t, s, 2.0, out)
+    np.testing.assert_allclose(out, 1.0 + 2.0 * t_x @ s, rtol=1e-14, atol=1e-14)
+    spatial.force_cross(t, f, out)
+    np.testing.assert_allclose(out, -t_x.T @ f, rtol=1e-14, atol=1e-14)
+    out = np.zeros(3)
+    spatial.cross(w, v, out)
+    np.testing.assert_allclose(out, np.cross(w, v), rtol=1e-15)
 
 
 def test_batch_broadcasts_single_configuration(robot):
@@ -289,23 +243,3 @@ def test_energy_balance_of_power(robot):
 
     power = (energy(h) - energy(-h)) / (2 * h)
     assert abs(power - qd @ tau) < 1e-6 * max(1.0, abs(qd @ tau))
-
-
-def test_spatial_helpers_without_numpy_2_ufuncs(monkeypatch):
-    """Older numpy (Ubuntu's, for ROS 2 from apt) has no np.matvec / np.vecdot."""
-    import importlib
-
-    from denoc_dynamics.core import spatial
-    rng = np.random.default_rng(11)
-    A, x, y = rng.normal(size=(4, 6, 6)), rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
-    expected = (np.einsum('kij,kj->ki', A, x), np.einsum('ki,ki->k', x, y),
-                np.einsum('kij,ki->kj', A, x))
-    try:
-        monkeypatch.delattr(np, 'matvec', raising=False)
-        old = importlib.reload(spatial)
-        np.testing.assert_allclose(old.matvec(A, x), expected[0], rtol=1e-14)
-        np.testing.assert_allclose(old.dot(x, y), expected[1], rtol=1e-14)
-        np.testing.assert_allclose(old.vecmat(x, A), expected[2], rtol=1e-14)
-    finally:
-        monkeypatch.undo()
-        importlib.reload(spatial)

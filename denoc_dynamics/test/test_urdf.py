@@ -502,10 +502,8 @@ def test_long_planar_chain_of_rods_loads():
     assert r.n == n
     # the articulated inertia of a long free chain is that of a short one
     short = load_urdf(planar_urdf([0.2] * 200, [1.0] * 200))
-    from denoc_dynamics.core.kinematics import Kinematics
-    from denoc_dynamics.core.udu import articulated_bodies
-    _, m_long = articulated_bodies(Kinematics(r.chain, r._basis, np.zeros(n)))
-    _, m_short = articulated_bodies(Kinematics(short.chain, short._basis, np.zeros(200)))
+    m_long = r.articulated_inertias(np.zeros(n))
+    m_short = short.articulated_inertias(np.zeros(200))
     assert m_long[0] == pytest.approx(m_short[0], rel=1e-6)
     assert m_long[-1] == pytest.approx(1.0 * 0.2 ** 2 / 3)     # the last rod about its end
 

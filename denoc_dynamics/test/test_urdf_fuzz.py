@@ -16,8 +16,6 @@ import time
 import warnings
 
 from denoc_dynamics import load_urdf
-from denoc_dynamics.core.kinematics import Kinematics
-from denoc_dynamics.core.udu import articulated_bodies
 from denoc_dynamics.resources import bundled_urdf
 from hypothesis import given, HealthCheck, settings, strategies as st
 from lxml import etree
@@ -120,7 +118,7 @@ def check_load(source, **options):
         qdd = robot.forward_dynamics(q, np.ones(n), np.ones(n))
         assert np.all(np.isfinite(qdd))
     else:                               # SPD <=> every pivot m^_k of UDU^T is > 0
-        _, m_hat = articulated_bodies(Kinematics(robot.chain, robot._basis, q))
+        m_hat = robot.articulated_inertias(q)
         assert np.all(np.isfinite(m_hat)) and np.all(m_hat > 0)
     return 'loaded'
 

@@ -3,115 +3,162 @@ Composite bodies about one fixed point: H and the bias vector b (paper 003).
 
 An independent way to form the equations of motion H qdd + b = tau, written with
 3-vectors and every point measured from one point fixed in space, as in paper 003.
-It shares no recursion with the DeNOC modules and serves as their cross-check.
-Paper 003 measures from the base-frame origin; any fixed point will do, and here it
-is the point where the first joint origin O_1 is now (``Kinematics.O_rel``,
-``C_rel``), so that a chain mounted far from the base origin does not carry its
-distance through the sums (the DeNOC modules go further and refer each body to its
-own joint origin).  Below, "the origin" is that point.
+It shares no recursion with the DeNOC modules (only the body poses of
+:mod:`.kinematics`) and serves as their cross-check.  Paper 003 measures from the
+base-frame origin; any fixed point will do, and here it is the point where the first
+joint origin O_1 is now, so that a robot mounted far from the base origin does not
+carry that distance through the sums.  Below, "the origin" is that point, and O_j,
+C_j are measured from it.
 
-Composite body j is links j..n (003 eqs. 2-3): mass m_j, first moment
-s_j = sum m_k C_k about the origin, and inertia tensor J_j about the origin
-(Huygens-Steiner, 003 eq. 3).  Moving joint j alone at unit rate gives it the
-momentum (003 eqs. 4-9, the inertia force and torque referred to the origin)
+Composite body j is body j and every body beyond it (003 eqs. 2-3): mass m~_j, first
+moment s_j = sum m_k C_k, and inertia tensor J_j about the origin (Huygens-Steiner,
+003 eq. 3).  Moving joint j alone at unit rate gives it the momentum (003 eqs. 4-9)
 
-    revolute j:   L = u_j x (s_j - m_j O_j),   h = J_j u_j + s_j x (O_j x u_j)
-    prismatic j:  L = m_j u_j,                 h = s_j x u_j
+    revolute j:   L_j = u_j x (s_j - m~_j O_j),   h_j = J_j u_j + s_j x (O_j x u_j)
+    prismatic j:  L_j = m~_j u_j,                 h_j = s_j x u_j
 
-and H_mj (m <= j) is its component along joint m, taken about joint m's origin
-(003 eqs. 10-12): u_m . (h - O_m x L) for a revolute joint m, u_m . L for a
-prismatic one.
+and H_mj (m = j or an ancestor of j; else 0) is its component along joint m, taken
+about O_m (003 eqs. 10-12): u_m . (h_j - O_m x L_j) for a revolute joint m, u_m . L_j
+for a prismatic one.
 
-The bias vector is b = D(qd) + g(q) (003 eq. 31).  D comes from Newton-Euler on the
-composite bodies with qdd = 0: link accelerations by the moving-frame rule
-a_p = a_o + alpha x r + w x (w x r) + 2 w x v_rel (003 eq. 38), link inertia forces
-and torques summed outward-in about the origin, projected on each joint as above.
-The gravity term is the weight m_j g of composite body j acting at its mass centre
-s_j / m_j (003, "gravity term").
+The bias vector is b = D(qd) + g(q) (003 eq. 31).  D is Newton-Euler on the composite
+bodies with qdd = 0: accelerations by the moving-frame rule
+a_p = a_o + alpha x r + w x (w x r) + 2 w x v_rel (003 eq. 38), each body's inertia
+force and its moment about the origin summed over the composite body, projected on
+joint j as above.  The gravity term is the weight m~_j g of composite body j at its
+mass centre s_j / m~_j (003, "gravity term").
 """
 
 import numpy as np
 
-from .spatial import cross, dot, reverse_cumsum
+from .kinematics import kinematics
+from .model import data_arrays, model_arrays
+from .spatial import cross, dot, njit
 
 
-def _composite_moments(kin):
-    """Return composite mass (n,), first moment s (..., n, 3), inertia J about O (..., n, 3, 3)."""
-    m = kin.m
-    C = kin.C_rel
-    J_link = kin.I + m[:, None, None] * (dot(C, C)[..., None, None] * np.eye(3)
-                                         - C[..., :, None] * C[..., None, :])
-    return (reverse_cumsum(m, axis=-1), reverse_cumsum(m[:, None] * C, axis=-2),
-            reverse_cumsum(J_link, axis=-3))
-
-
-def _project(kin, h, L, pairs=False):
-    """
-    Return the component along joint m of momentum-like (h about O, L) about O_m.
-
-    u_m . (h - O_m x L) for a revolute joint m, u_m . L for a prismatic one.  With
-    ``pairs`` the result is (..., m, j) for the h_j, L_j of every composite body j.
-    """
-    u, O, prismatic = kin.e, kin.O_rel, kin.prismatic
-    if pairs:
-        u, O, prismatic = u[..., :, None, :], O[..., :, None, :], prismatic[:, None]
-        h, L = h[..., None, :, :], L[..., None, :, :]
-    return np.where(prismatic, dot(u, L), dot(u, h - cross(O, L)))
-
-
-def inertia_matrix(kin) -> np.ndarray:
-    """Return H (..., n, n) by the composite-body method (003 eq. 12), symmetric."""
-    m_c, s, J = _composite_moments(kin)
-    u, O = kin.e, kin.O_rel
-    r = s - m_c[:, None] * O
-    L = np.where(kin.prismatic[:, None], m_c[:, None] * u, cross(u, r))
-    h = np.where(kin.prismatic[:, None], cross(s, u),
-                 np.einsum('...ij,...j->...i', J, u) + cross(s, cross(O, u)))
-    # H[m, j] for all m, j from composite body j's momentum; keep m <= j.
-    H = _project(kin, h, L, pairs=True)
-    upper = np.triu(H)
-    return upper + np.swapaxes(np.triu(H, 1), -1, -2)
-
-
-def bias_vector(kin, qd: np.ndarray, gravity) -> np.ndarray:
-    """Return b(q, qd) = D(qd) + g(q), so that H qdd + b = tau (003 eq. 31)."""
-    g = np.asarray(gravity, float)
-    u, O, C = kin.e, kin.O_rel, kin.C_rel
-    n = kin.m.shape[0]
-    shape = np.broadcast_shapes(qd.shape[:-1], O.shape[:-2])
-    w = np.zeros(shape + (3,))           # angular velocity of the previous link
-    alpha = np.zeros(shape + (3,))       # its angular acceleration
-    a_o = np.zeros(shape + (3,))         # its acceleration (qdd = 0)
-    O_prev = np.zeros(O.shape[:-2] + (3,))
-    a_C = np.empty(shape + (n, 3))
-    w_all = np.empty(shape + (n, 3))
-    alpha_all = np.empty(shape + (n, 3))
-    for k in range(n):
-        r = O[..., k, :] - O_prev
-        rate = u[..., k, :] * qd[..., k, None]
-        # joint origin k as a point of link k-1, then the joint's own motion (003 eq. 38)
-        a_new = a_o + cross(alpha, r) + cross(w, cross(w, r))
-        if kin.prismatic[k]:
-            a_new = a_new + 2.0 * cross(w, rate)
+@njit
+def composite_body(reals, ints, q, qd, workspace, H, b):
+    """H (n, n) and b (n,) at (q, qd) by composite bodies about one point (paper 003)."""
+    n = q.shape[0]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    lam, prismatic, m, g = model[0], model[1], model[5], model[8]
+    kinematics(model, data, q)
+    u, M, d = data[2], data[4], data[5]
+    O = data[6] - data[6][0]                  # measured from the origin (O_1 now)
+    I_C = np.empty((n, 3, 3))                     # inertias about the mass centres
+    for i in range(n):
+        dd = dot(d[i], d[i])
+        for a in range(3):
+            for c in range(3):
+                I_C[i, a, c] = M[i, a, c] - m[i] * ((dd if a == c else 0.0) - d[i, a] * d[i, c])
+    m_c, s, J = _composite_moments(lam, m, O + d, I_C)
+    F, N = _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C)
+    L, h, x, y = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    H[:] = 0.0
+    for j in range(n):
+        if prismatic[j]:                                            # 003 eqs. 4-9
+            for a in range(3):
+                L[a] = m_c[j] * u[j, a]
+            cross(s[j], u[j], h)
         else:
-            alpha = alpha + cross(w, rate)
-            w = w + rate
-        a_o, O_prev = a_new, O[..., k, :]
-        d = kin.d[..., k, :]
-        a_C[..., k, :] = a_o + cross(alpha, d) + cross(w, cross(w, d))
-        w_all[..., k, :] = w
-        alpha_all[..., k, :] = alpha
-    force = kin.m[:, None] * a_C
-    Iw = np.einsum('...ij,...j->...i', kin.I, w_all)
-    torque = np.einsum('...ij,...j->...i', kin.I, alpha_all) + cross(w_all, Iw)
-    F = reverse_cumsum(force, axis=-2)
-    N = reverse_cumsum(torque + cross(C, force), axis=-2)
-    return _project(kin, N, F) + gravity_term(kin, g)
+            for a in range(3):
+                y[a] = s[j, a] - m_c[j] * O[j, a]
+            cross(u[j], y, L)
+            cross(O[j], u[j], y)
+            cross(s[j], y, h)
+            for a in range(3):
+                h[a] += dot(J[j, a], u[j])
+        k = j
+        while k >= 0:                                               # 003 eqs. 10-12
+            H[k, j] = H[j, k] = _along(prismatic[k], u[k], O[k], h, L, x)
+            k = lam[k]
+        for a in range(3):                                          # the weight m~_j g
+            L[a] = -m_c[j] * g[a]
+        cross(g, s[j], h)                                           # s_j x (-g)
+        b[j] = (_along(prismatic[j], u[j], O[j], N[j], F[j], x)     # 003 eq. 31
+                + _along(prismatic[j], u[j], O[j], h, L, x))
 
 
-def gravity_term(kin, gravity) -> np.ndarray:
-    """Return g(q): joint j holds the weight m_j g of composite body j at its mass centre."""
-    g = np.asarray(gravity, float)
-    m_c, s, _ = _composite_moments(kin)
-    support = -m_c[:, None] * g                      # the force the joints must supply
-    return _project(kin, cross(s, -g), support)
+@njit
+def _along(prismatic, u, O, h, L, x):
+    """Return the component along joint (u, O) of (h about the origin, L) (003 eqs. 10-12)."""
+    if prismatic:
+        return dot(u, L)
+    cross(O, L, x)
+    return dot(u, h) - dot(u, x)
+
+
+@njit
+def _composite_moments(lam, m, C, I_C):
+    """Return m~_j, s_j and J_j of every composite body (003 eqs. 2-3)."""
+    n = m.shape[0]
+    m_c = m.copy()
+    s = np.empty((n, 3))
+    J = np.empty((n, 3, 3))
+    for i in range(n):
+        CC = dot(C[i], C[i])
+        for a in range(3):
+            s[i, a] = m[i] * C[i, a]
+            for c in range(3):
+                J[i, a, c] = I_C[i, a, c] + m[i] * ((CC if a == c else 0.0) - C[i, a] * C[i, c])
+    for i in range(n - 1, -1, -1):
+        if lam[i] >= 0:
+            m_c[lam[i]] += m_c[i]
+            s[lam[i]] += s[i]
+            J[lam[i]] += J[i]
+    return m_c, s, J
+
+
+@njit
+def _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C):
+    """
+    Return F_j, N_j: the inertia forces of composite body j and their moment about the
+    origin, at qdd = 0 (003 eq. 38 for the accelerations).
+    """
+    n = m.shape[0]
+    w, alpha, a_O = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
+    F, N = np.empty((n, 3)), np.empty((n, 3))
+    r, x, y, a_C = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for k in range(n):
+        if lam[k] >= 0:                   # O_k as a point of body lambda(k), then joint k
+            p = lam[k]
+            r[:] = O[k] - O[p]
+            _point_acceleration(a_O[p], alpha[p], w[p], r, x, y, a_O[k])
+            if prismatic[k]:
+                w[k] = w[p]
+                alpha[k] = alpha[p]
+                cross(w[p], u[k], x)
+                a_O[k] += 2.0 * qd[k] * x                           # 2 w x v_rel
+            else:
+                cross(w[p], u[k], x)
+                alpha[k] = alpha[p] + qd[k] * x
+                w[k] = w[p] + qd[k] * u[k]
+        elif not prismatic[k]:
+            w[k] = qd[k] * u[k]
+        _point_acceleration(a_O[k], alpha[k], w[k], d[k], x, y, a_C)
+        for a in range(3):
+            F[k, a] = m[k] * a_C[a]
+        for a in range(3):
+            y[a] = dot(I_C[k, a], w[k])
+        cross(w[k], y, N[k])                                        # w x I w
+        for a in range(3):
+            N[k, a] += dot(I_C[k, a], alpha[k])
+        for a in range(3):
+            x[a] = O[k, a] + d[k, a]
+        cross(x, F[k], y)                                           # C_k x F_k
+        N[k] += y
+    for k in range(n - 1, -1, -1):
+        if lam[k] >= 0:
+            F[lam[k]] += F[k]
+            N[lam[k]] += N[k]
+    return F, N
+
+
+@njit
+def _point_acceleration(a_o, alpha, w, r, x, y, out):
+    """out = a_o + alpha x r + w x (w x r) (003 eq. 38 with v_rel = 0); x, y scratch."""
+    cross(alpha, r, x)
+    cross(w, r, y)
+    cross(w, y, out)
+    for a in range(3):
+        out[a] += a_o[a] + x[a]

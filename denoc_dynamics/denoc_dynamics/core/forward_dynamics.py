@@ -3,80 +3,92 @@ O(n) forward dynamics by the three recursive sweeps (paper 002, eqs. 14-19).
 
 With phi = tau - ID(q, qd, 0) (Coriolis, centrifugal, gravity and external wrenches
 removed), I qdd = phi is solved as U tau^ = phi, D tau~ = tau^, U^T qdd = tau~,
-without forming I:
+without forming I, over the tree:
 
-    backward i = n..1:  tau^_i = phi_i - p_i^T eta_{i,i+1},   eta_i = psi_i tau^_i + eta_{i,i+1},
-                        eta_{i-1,i} = B_{i,i-1}^T eta_i                     (002 eqs. 14-16)
-    diagonal:           tau~_i = tau^_i / m^_i                              (002 eq. 17)
-    forward i = 1..n:   mu_{i,i-1} = B_{i,i-1} mu_{i-1},
-                        qdd_i = tau~_i - psi_i^T mu_{i,i-1},  mu_i = p_i qdd_i + mu_{i,i-1}
-                                                                            (002 eqs. 18-19)
+    backward k = n..1:  tau^_k = phi_k - p_k^T eta_k',   eta_k = psi_k tau^_k + eta_k',
+                        eta_lambda(k)' += B_{k,lambda(k)}^T eta_k              (002 eqs. 14-16)
+    diagonal:           tau~_k = tau^_k / m^_k                                  (002 eq. 17)
+    forward k = 1..n:   mu_k' = B_{k,lambda(k)} mu_lambda(k),
+                        qdd_k = tau~_k - psi_k^T mu_k',   mu_k = p_k qdd_k + mu_k'
+                                                                                (002 eqs. 18-19)
 
-psi_i and m^_i come from the articulated-body sweep of :mod:`.udu`.  eta_i and mu_i
-are referred to the joint origin O_i like every body quantity (see :mod:`.kinematics`),
-and B_{i,i-1} (``B_prev``) moves them between neighbouring joints.  The O(n^3)
-reference solves the same system with the composite-body GIM and a Cholesky
-factorization (:func:`cholesky_solve`, which also solves the equations of motion of
-:mod:`.denoc_matrices`).
+(eta_k' sums what the children of k pass down; on a chain it is eta_{k,k+1} of 002.)
+psi_k and m^_k come from the articulated-body sweep of :mod:`.udu`; eta and mu are
+referred to the joint origins like every body quantity.  The O(n^3) reference solves
+the same system with the composite-body GIM and a Cholesky factorization.
 """
 
 import numpy as np
-from scipy.linalg.lapack import dposv
 
-from .gim import lower_triangle
-from .spatial import dot, matvec, vecmat
+from .gim import composite_inertia_matrix
+from .inverse_dynamics import newton_euler
+from .kinematics import kinematics
+from .model import data_arrays, model_arrays
+from .spatial import dot, njit, twist_to_child, wrench_to_parent
 from .udu import articulated_bodies
 
 
-def solve_denoc(kin, phi: np.ndarray) -> np.ndarray:
-    """Return qdd with I qdd = phi by the three O(n) sweeps (002 eqs. 14-19)."""
-    psi, m_hat = articulated_bodies(kin)
-    p, B = kin.p, kin.B_prev
-    n = p.shape[-2]
-    tau_hat = np.empty(phi.shape)
-    eta = np.zeros(phi.shape[:-1] + (6,))
-    for i in range(n - 1, -1, -1):
-        tau_hat[..., i] = phi[..., i] - dot(p[..., i, :], eta)
-        eta = eta + psi[..., i, :] * tau_hat[..., i, None]
-        if i:
-            eta = vecmat(eta, B[..., i, :, :])                      # eta_{i-1,i}
-    tau_tilde = tau_hat / m_hat
-    qdd = np.empty(phi.shape)
-    mu = np.zeros(phi.shape[:-1] + (6,))
-    for i in range(n):
-        if i:
-            mu = matvec(B[..., i, :, :], mu)                        # mu_{i,i-1}
-        qdd[..., i] = tau_tilde[..., i] - dot(psi[..., i, :], mu)
-        mu = mu + p[..., i, :] * qdd[..., i, None]
-    return qdd
+@njit
+def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
+    """qdd = FD(q, qd, tau) by the O(n) sweeps (002 eqs. 14-19)."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    phi = data[17]
+    kinematics(model, data, q)
+    newton_euler(model, data, qd, None, f_ext, phi)
+    for k in range(q.shape[0]):
+        phi[k] = tau[k] - phi[k]
+    articulated_bodies(model, data)
+    solve(model, data, phi, qdd)
 
 
-def solve_cholesky(kin, phi: np.ndarray) -> np.ndarray:
-    """Return qdd with I qdd = phi from the composite-body GIM (000 eq. 22) by Cholesky."""
-    return cholesky_solve(lower_triangle(kin), phi)
+@njit
+def solve(model, data, phi, qdd):
+    """qdd with I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
+    lam = model[0]
+    n = lam.shape[0]
+    r, p, psi, m_hat, eta, mu, tau_hat = (data[1], data[3], data[12], data[13], data[14],
+                                          data[15], data[16])
+    eta[:] = 0.0
+    for k in range(n - 1, -1, -1):
+        tau_hat[k] = phi[k] - dot(p[k], eta[k])                     # 002 eq. 14
+        for a in range(6):
+            eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
+        if lam[k] >= 0:
+            wrench_to_parent(r[k], eta[k], eta[lam[k]])             # 002 eq. 16
+    for k in range(n):
+        if lam[k] >= 0:
+            twist_to_child(r[k], mu[lam[k]], mu[k])                 # 002 eq. 18
+        else:
+            mu[k, :] = 0.0
+        qdd[k] = tau_hat[k] / m_hat[k] - dot(psi[k], mu[k])         # 002 eqs. 17, 19
+        for a in range(6):
+            mu[k, a] += p[k, a] * qdd[k]
 
 
-def cholesky_solve(I: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """
-    Return x with I x = phi (I (..., n, n) symmetric positive definite) by Cholesky.
-
-    LAPACK's dposv (Cholesky factor and solve) runs once per state, so one state
-    and each state of a batch go through the same kernel.  It reads only the lower
-    triangle of I.
-    """
-    if phi.ndim == 1:
-        return _cholesky_solve(I, phi)
-    n = phi.shape[-1]
-    I_rows, phi_rows = I.reshape(-1, n, n), phi.reshape(-1, n)
-    qdd = np.empty(phi_rows.shape)
-    for k in range(len(phi_rows)):
-        qdd[k] = _cholesky_solve(I_rows[k], phi_rows[k])
-    return qdd.reshape(phi.shape)
-
-
-def _cholesky_solve(I: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    _, qdd, info = dposv(I, phi, lower=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(
-            f'the inertia matrix is not positive definite (LAPACK dposv info {info})')
-    return qdd
+@njit
+def forward_dynamics_cholesky(reals, ints, q, qd, tau, f_ext, workspace, qdd):
+    """qdd = FD(q, qd, tau) from the composite-body GIM (000 eq. 22) by Cholesky, O(n^3)."""
+    n = q.shape[0]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    phi = data[17]
+    kinematics(model, data, q)
+    newton_euler(model, data, qd, None, f_ext, phi)
+    L = np.empty((n, n))                              # one n x n scratch
+    composite_inertia_matrix(model, data, L)
+    for j in range(n):                                # I = L L^T, lower triangle in place
+        for k in range(j):
+            for i in range(j, n):
+                L[i, j] -= L[i, k] * L[j, k]
+        L[j, j] = L[j, j] ** 0.5
+        for i in range(j + 1, n):
+            L[i, j] /= L[j, j]
+    for i in range(n):                                # L z = tau - ID(q, qd, 0)
+        acc = tau[i] - phi[i]
+        for k in range(i):
+            acc -= L[i, k] * qdd[k]
+        qdd[i] = acc / L[i, i]
+    for i in range(n - 1, -1, -1):                    # L^T qdd = z
+        acc = qdd[i]
+        for k in range(i + 1, n):
+            acc -= L[k, i] * qdd[k]
+        qdd[i] = acc / L[i, i]

@@ -2,83 +2,70 @@
 Recursive inverse dynamics in DeNOC form (paper 000, eqs. 10-18).
 
 With the DeNOC matrices, t = N qd, N = N_l N_d (000 eq. 13), and the equations of
-motion of the chain are tau = N^T w* (000 eqs. 16-18): the joint torques are the
-projections p_i^T of the wrenches w~_i that the composite bodies i..n need.
+motion are tau = N^T w~ (000 eqs. 16-18): the joint efforts are the projections
+p_i^T of the wrenches w~_i that the composite bodies beyond joint i need.  Written
+as two sweeps over the tree, each body referred to its joint origin O_i
+(:mod:`.kinematics`):
 
-Each body's twist and wrench are referred to its joint origin O_i (see
-:mod:`.kinematics`), so B_{i,i-1} only moves the point by r_i = O_i - O_{i-1}.  The
-forward recursion t_i = B_{i,i-1} t_{i-1} + p_i qd_i (000 eq. 10) and its time
-derivative,
+    forward,  i = 1..n:  t_i  = B_{i,lambda(i)} t_lambda(i) + p_i qd_i                (000 eq. 10)
+                         td_i = B_{i,lambda(i)} td_lambda(i) + p_i qdd_i + (t_i x p_i) qd_i
+                         w*_i = M_i td_i + t_i x* (M_i t_i) - w_ext,i                  (000 eq. 17)
+    backward, i = n..1:  tau_i = p_i^T w~_i,   w~_lambda(i) += B_{i,lambda(i)}^T w~_i  (000 eq. 18)
 
-    td_i = B_{i,i-1} td_{i-1} + p_i qdd_i + pd_i qd_i,    pd_i = t_i x p_i,
-
-are running sums over the links (:func:`.spatial.shifted_cumsum`), with gravity as
-the base acceleration td_0 = [0; -g] (the same at every point).  td_i is the spatial
-acceleration (the rate of the twist at the point fixed in space where O_i is now), so
-the Newton-Euler wrench of body i is w*_i = M_i td_i + t_i x* M_i t_i (the W_i M_i t_i
-term of 000 eq. 17 for this reference point), less any external wrench.  The backward
-recursion w~_i = w*_i + B_{i+1,i}^T w~_{i+1} (000 eq. 18) is the reverse running sum
-(:func:`.spatial.shifted_reverse_cumsum`), and tau_i = p_i^T w~_i.
+with w~_i starting at w*_i, and gravity as the base acceleration td_0 = [0; -g].
+td_i is the spatial acceleration (the rate of the twist at the point fixed in space
+where O_i is now), for which pd_i = t_i x p_i.
 """
 
-from typing import Optional
-
-import numpy as np
-
-from .spatial import (cross, cross_matrix, dot, matvec, shifted_cumsum,
-                      shifted_reverse_cumsum, vecmat)
+from .kinematics import kinematics
+from .model import data_arrays, model_arrays
+from .spatial import add_matvec, add_motion_cross, dot, force_cross, matvec, njit
+from .spatial import twist_to_child, wrench_to_parent
 
 
-def base_acceleration(gravity) -> np.ndarray:
-    """Return td_0 = [0; -g]: gravity as an upward acceleration of the base."""
-    return np.concatenate((np.zeros(3), -np.asarray(gravity, float)))
+@njit
+def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
+    """tau = ID(q, qd, qdd) (000 eqs. 10-18); ``f_ext`` may be None."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    kinematics(model, data, q)
+    newton_euler(model, data, qd, qdd, f_ext, tau)
 
 
-def inverse_dynamics(kin, qd: np.ndarray, qdd: Optional[np.ndarray], td0: np.ndarray,
-                     f_ext: Optional[np.ndarray] = None) -> np.ndarray:
+@njit
+def newton_euler(model, data, qd, qdd, f_ext, tau):
     """
-    Return tau = ID(q, qd, qdd) for the chain at the configuration of ``kin``.
+    tau = ID(q, qd, qdd) at the kinematics already in ``data``; ``qdd`` None is zero.
 
-    ``td0`` is the base acceleration [0; -g] (:func:`base_acceleration`); ``qdd``
-    None means zero.  ``f_ext`` (..., n, 6) holds external wrenches [moment about
-    C_i; force] in the base frame acting on each body; they are subtracted from the
-    Newton-Euler wrenches.
+    ``f_ext`` (n, 6): external wrenches [moment about C_i; force] on each body, in the
+    base frame, taken off the Newton-Euler wrenches.
     """
-    p, r_x = kin.p, kin.r_x
-    p_qd = p * qd[..., None]
-    t = shifted_cumsum(p_qd, r_x)                                     # 000 eq. 10
-    t_x, td = accelerations(kin, t, p_qd, qdd, td0)
-    w_star = newton_euler_wrenches(kin, td, matvec(kin.M, t), t_x, f_ext)
-    w_tilde = shifted_reverse_cumsum(w_star, r_x)                     # 000 eq. 18
-    return dot(p, w_tilde)
-
-
-def accelerations(kin, t: np.ndarray, p_qd: np.ndarray, qdd: Optional[np.ndarray],
-                  td0: np.ndarray):
-    """
-    Return ([t_i x], td_i): the twists' cross-product matrices and the accelerations.
-
-    td_i = B_{i,i-1} td_{i-1} + p_i qdd_i + pd_i qd_i with pd_i = t_i x p_i, summed
-    from td_0 = ``td0`` (the time derivative of 000 eq. 10; td = N qdd + Nd qd,
-    000 eq. 17).  ``p_qd`` holds p_i qd_i; ``qdd`` None means zero.
-    """
-    t_x = cross_matrix(t)                                           # [t_i x]
-    accel = matvec(t_x, p_qd)                                       # pd_i qd_i = t_i x p_i qd_i
-    if qdd is not None:
-        accel += kin.p * qdd[..., None]
-    return t_x, td0 + shifted_cumsum(accel, kin.r_x)
-
-
-def newton_euler_wrenches(kin, td: np.ndarray, M_t: np.ndarray, t_x: np.ndarray,
-                          f_ext: Optional[np.ndarray] = None) -> np.ndarray:
-    """
-    Return w*_i = M_i td_i + t_i x* (M_i t_i), less the external wrenches (000 eq. 17).
-
-    ``M_t`` holds the momenta M_i t_i and ``t_x`` the matrices [t_i x]; the dual cross
-    product is t x* f = -[t x]^T f.  ``f_ext`` as in :func:`inverse_dynamics`.
-    """
-    w_star = matvec(kin.M, td) - vecmat(M_t, t_x)
-    if f_ext is not None:
-        moment_O = f_ext[..., :3] + cross(kin.d, f_ext[..., 3:])     # about O_i
-        w_star = w_star - np.concatenate((moment_O, f_ext[..., 3:]), axis=-1)
-    return w_star
+    lam, g = model[0], model[8]
+    n = qd.shape[0]
+    R, r, e, p, M, d, O, t, td, w = data[:10]
+    for i in range(n):
+        if lam[i] >= 0:
+            twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
+            twist_to_child(r[i], td[lam[i]], td[i])
+        else:
+            t[i, :] = 0.0
+            td[i, :3] = 0.0
+            td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
+        for k in range(6):
+            t[i, k] += p[i, k] * qd[i]
+            if qdd is not None:
+                td[i, k] += p[i, k] * qdd[i]
+        add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i
+        matvec(M[i], t[i], w[i])                                    # M_i t_i
+        force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
+        add_matvec(M[i], td[i], w[i])                               # 000 eq. 17
+        if f_ext is not None:
+            f = f_ext[i]
+            w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]      # moment about O_i
+            w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]
+            w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
+            for k in range(3, 6):
+                w[i, k] -= f[k]
+    for i in range(n - 1, -1, -1):
+        tau[i] = dot(p[i], w[i])                                   # 000 eq. 18
+        if lam[i] >= 0:
+            wrench_to_parent(r[i], w[i], w[lam[i]])

@@ -1,87 +1,120 @@
 """
-The public face of the core: a serial robot loaded from a URDF.
+The public face of the core: a robot loaded from a URDF, with the DeNOC algorithms.
 
 Every method takes one state (q of shape (n,)) or a batch (q of shape (..., n)) and
-returns the matching shapes; both go through the same code.  Non-finite input, or
-input whose last axis is not n, raises ValueError; finite input whose result is not
-finite (it overflowed: joint speeds of 1e155 rad/s, efforts of 1e308 N m) raises
-:class:`NonFiniteResult`, a ValueError, so that no NaN or Inf ever comes out.
+returns the matching shapes.  One state calls a compiled kernel of the core on this
+thread's workspace; a batch runs the same kernel over the states in parallel
+(:mod:`.batch`).  Non-finite input, or input whose last axis is not n, raises
+ValueError; finite input whose result is not finite (it overflowed: joint speeds of
+1e155 rad/s, efforts of 1e308 N m) raises :class:`NonFiniteResult`, a ValueError, so
+that no NaN or Inf ever comes out.
 """
 
-from functools import partial
 import math
-from typing import Dict, Optional
+import threading
+from typing import Dict, NamedTuple, Optional
 
+import numba
 import numpy as np
 
-from . import composite_body
-from .denoc_matrices import bias_vector, equations_of_motion, mass_terms
-from .forward_dynamics import cholesky_solve, solve_cholesky, solve_denoc
+from . import batch
+from .composite_body import composite_body
+from .forward_dynamics import forward_dynamics, forward_dynamics_cholesky
 from .gim import inertia_matrix
-from .inverse_dynamics import base_acceleration, inverse_dynamics
+from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
-from .kinematics import JointMotionBasis, Kinematics
-from .spatial import dot, matvec
+from .kinematics import kinematics
+from .model import data_arrays, Model, model_arrays
 from .udu import articulated_bodies, udu
 from .urdf import build_chain, build_chain_xml, Chain
 
-#: ``method="auto"`` solves one state by the GIM and Cholesky (fewer, larger numpy
-#: calls) for chains shorter than this, and by the O(n) DeNOC sweeps otherwise.
-#: A batch of states always takes the DeNOC sweeps, which vectorize over the states
-#: (Cholesky runs LAPACK once per state).  The crossover, n ~ 886 on the 2-core
-#: reference machine, is measured by ``benchmarks/bench_scaling.py`` (see the
-#: README's performance section).
-AUTO_DENOC_MIN_DOF = 886
-
-#: Below this many joints, ``method="auto"`` solves one state with the DeNOC matrices
-#: formed explicitly (``"dense"``, :mod:`.denoc_matrices`): O(n^3) arithmetic in a
-#: few numpy calls, against the composite bodies' O(n^2) in more calls.  The
-#: crossover, n ~ 29 on the 2-core reference machine, is measured by
-#: ``benchmarks/bench_scaling.py``.
-AUTO_DENSE_MAX_DOF = 30
-
-#: Batched calls run over blocks of this many states, so that each block's arrays
-#: stay in the processor's cache (forward dynamics of 10,000 Panda states: about
-#: 1.4x faster than one pass; the results are the same, state by state).
-CHUNK_STATES = 128
+#: ``method=`` of :meth:`Robot.forward_dynamics`: Saha's O(n) sweeps (the default) and
+#: the composite-body GIM with Cholesky, the O(n^3) reference.
+FD_METHODS = ('denoc', 'cholesky')
 
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
 ARTICULATED_EPS = 1e-12
-
-FD_METHODS = ('auto', 'denoc', 'cholesky', 'dense')
 
 
 class NonFiniteResult(ValueError):
     """Finite input whose result overflowed to NaN or Inf (the input is too large)."""
 
 
+class Kinematics(NamedTuple):
+    """
+    The DeNOC quantities at one configuration, in the base frame (000 eqs. 1-15).
+
+    Body i is referred to its joint origin O_i: ``R`` (n, 3, 3) orientations, ``e``
+    (n, 3) joint axes, ``O`` joint origins, ``r`` = O_i - O_lambda(i), ``d`` = C_i - O_i,
+    ``C`` mass centres, ``p`` (n, 6) = [e; 0] or [0; e], ``M`` (n, 6, 6) extended masses
+    about O_i, ``I`` (n, 3, 3) inertias about C_i, ``m`` (n,) masses.  ``p_C``, ``M_C``
+    and :meth:`B` give Saha's mass-centre form, for reading against paper 000.
+    """
+
+    R: np.ndarray
+    e: np.ndarray
+    O: np.ndarray
+    r: np.ndarray
+    d: np.ndarray
+    C: np.ndarray
+    p: np.ndarray
+    M: np.ndarray
+    I: np.ndarray
+    m: np.ndarray
+    prismatic: np.ndarray
+
+    @property
+    def p_C(self) -> np.ndarray:
+        """p_i with the twist referred to C_i: [e_i; e_i x d_i] or [0; e_i] (000 eq. 12)."""
+        lin = np.where(self.prismatic[:, None], self.e, np.cross(self.e, self.d))
+        ang = np.where(self.prismatic[:, None], 0.0, self.e)
+        return np.concatenate((ang, lin), axis=-1)
+
+    @property
+    def M_C(self) -> np.ndarray:
+        """Return the extended mass M_i = [[I_i, 0], [0, m_i 1]] at C_i (000 eq. 15)."""
+        M = np.zeros((len(self.m), 6, 6))
+        M[:, :3, :3] = self.I
+        M[:, 3:, 3:] = self.m[:, None, None] * np.eye(3)
+        return M
+
+    def B(self, i: int, j: int) -> np.ndarray:
+        """Return B_ij = [[1, 0], [c_ij x, 1]], c_ij = C_j - C_i (000 eq. 11)."""
+        c = self.C[j] - self.C[i]
+        out = np.eye(6)
+        out[3:, :3] = [[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]]
+        return out
+
+
 class Robot:
-    """A fixed-base serial chain with the DeNOC dynamics algorithms."""
+    """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
 
     def __init__(self, chain: Chain, gravity=(0.0, 0.0, -9.81)):
         """Wrap a :class:`Chain`; check that every joint moves some mass."""
         self.chain = chain
-        self.gravity = np.asarray(gravity, dtype=float)
+        self.gravity = np.array(gravity, dtype=float)
         if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
-        self._td0 = base_acceleration(self.gravity)
-        self._basis = JointMotionBasis(chain)
+        self.model = Model(chain, self.gravity)
+        self._n = chain.n
+        self._local = threading.local()
+        self._batch_lock = threading.Lock()
         self._check_articulated_inertias()
 
     # --- description -------------------------------------------------------------
     @property
     def n(self) -> int:
         """Return the number of joints (degrees of freedom)."""
-        return self.chain.n
+        return self._n
 
     @property
     def joint_names(self):
-        """Return the chain's joint names in path order."""
+        """Return the joint names, in the order of q."""
         return list(self.chain.joint_names)
 
     def summary(self) -> str:
-        """Return a readable description of the chain as the model sees it."""
+        """Return a readable description of the robot as the model sees it."""
         c = self.chain
         lines = [f'robot {c.name!r}: {c.n} joints from {c.base_link!r} to {c.tip_link!r}',
                  f'gravity (base frame): {self.gravity.tolist()}']
@@ -106,20 +139,16 @@ class Robot:
     def _state(self, x, name: str) -> np.ndarray:
         if type(x) is not np.ndarray or x.dtype != np.float64:
             x = np.asarray(x, dtype=float)
-        if x.ndim == 0 or x.shape[-1] != self.n:
-            raise ValueError(f'{name} must have shape (..., {self.n}), got {x.shape}')
+        if not (x.flags.c_contiguous and x.flags.writeable):   # one compiled signature
+            x = x.copy()
+        if x.ndim == 0 or x.shape[-1] != self._n:
+            raise ValueError(f'{name} must have shape (..., {self._n}), got {x.shape}')
         if not _all_finite(x):
             raise ValueError(f'{name} contains NaN or Inf')
         return x
 
     def _states(self, **arrays):
-        n = self.chain.n
-        checked = [value if type(value) is np.ndarray and value.dtype == np.float64
-                   and value.ndim and value.shape[-1] == n else self._state(value, name)
-                   for name, value in arrays.items()]
-        # one reduction catches NaN and Inf in any of them; only then look closer
-        if not math.isfinite(sum(map(np.vdot, checked, checked))):
-            checked = [self._state(value, name) for name, value in arrays.items()]
+        checked = [self._state(value, name) for name, value in arrays.items()]
         shape = checked[0].shape
         if all(x.shape == shape for x in checked):
             return checked
@@ -133,19 +162,32 @@ class Robot:
         if f_ext is None:
             return None
         f_ext = np.asarray(f_ext, dtype=float)
-        if f_ext.shape[-2:] != (self.n, 6) or not np.all(np.isfinite(f_ext)):
-            raise ValueError(f'f_ext must be finite with shape (..., {self.n}, 6), '
+        if f_ext.shape[-2:] != (self._n, 6) or not np.all(np.isfinite(f_ext)):
+            raise ValueError(f'f_ext must be finite with shape (..., {self._n}, 6), '
                              f'got {f_ext.shape}')
-        return np.broadcast_to(f_ext, batch_shape + (self.n, 6))
+        return np.broadcast_to(f_ext, batch_shape + (self._n, 6)).copy()
 
-    def kinematics(self, q) -> Kinematics:
-        """Return the DeNOC kinematic quantities at q (000 eqs. 1-15)."""
-        return Kinematics(self.chain, self._basis, self._state(q, 'q'))
+    def _data(self) -> np.ndarray:
+        """Return this thread's workspace (each thread of an executor has its own)."""
+        try:
+            return self._local.data
+        except AttributeError:
+            self._local.data = self.model.data()
+            return self._local.data
 
     # --- dynamics ----------------------------------------------------------------
-    def inertia_matrix(self, q) -> np.ndarray:
-        """Return the GIM (..., n, n) by composite bodies (000 eq. 22)."""
-        return self._blockwise(inertia_matrix, self._state(q, 'q'))
+    def kinematics(self, q) -> Kinematics:
+        """Return the DeNOC kinematic quantities at one configuration q (000 eqs. 1-15)."""
+        q = self._state(q, 'q')
+        if q.ndim != 1:
+            raise ValueError(f'kinematics takes one configuration (n,), got {q.shape}')
+        data = data_arrays(self.model.data(), self._n)
+        kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
+        R, r, e, p, M, d, O = data[:7]
+        m = self.chain.mass
+        I_C = M[:, :3, :3] - m[:, None, None] * (
+            np.einsum('ki,ki->k', d, d)[:, None, None] * np.eye(3) - d[:, :, None] * d[:, None, :])
+        return Kinematics(R, e, O, r, d, O + d, p, M, I_C, m, self.chain.prismatic.astype(bool))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -155,94 +197,76 @@ class Robot:
         body, in the base frame.
         """
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
-        f_ext = self._wrenches(f_ext, q.shape[:-1])
-        return self._blockwise(self._inverse_dynamics, q, qd, qdd, f_ext)
-
-    def _inverse_dynamics(self, kin, qd, qdd, f_ext):
-        return inverse_dynamics(kin, qd, qdd, self._td0, f_ext)
+        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, qd, qdd, f_ext)
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
         q, qd = self._states(q=q, qd=qd)
-        f_ext = self._wrenches(f_ext, q.shape[:-1])
-        return self._blockwise(self._inverse_dynamics, q, qd, None, f_ext)
-
-    def equations_of_motion(self, q, qd, f_ext=None):
-        """
-        Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0) in one call.
-
-        The DeNOC matrices formed explicitly: I = N^T M N, b = N^T w* (000 eq. 18,
-        :mod:`.denoc_matrices`); what a computed-torque law needs, for the price of
-        about one of the two.  ``f_ext`` as in :meth:`inverse_dynamics`.
-        """
-        q, qd = self._states(q=q, qd=qd)
-        f_ext = self._wrenches(f_ext, q.shape[:-1])
-        return self._blockwise(self._equations_of_motion, q, qd, f_ext)
-
-    def _equations_of_motion(self, kin, qd, f_ext):
-        return equations_of_motion(kin, qd, self._td0, f_ext)
+        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, qd,
+                            np.zeros(q.shape), f_ext)
 
     def gravity_torques(self, q) -> np.ndarray:
-        """Return ID(q, 0, 0), the efforts that hold the chain still against gravity."""
+        """Return ID(q, 0, 0), the efforts that hold the robot still against gravity."""
         q = self._state(q, 'q')
-        return self._blockwise(self._inverse_dynamics, q, np.zeros_like(q), None, None)
+        zero = np.zeros(q.shape)
+        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, zero, zero, None)
 
-    def forward_dynamics(self, q, qd, tau, method: str = 'auto', f_ext=None) -> np.ndarray:
+    def equations_of_motion(self, q, qd, f_ext=None):
+        """Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0)."""
+        return self.inertia_matrix(q), self.bias_forces(q, qd, f_ext)
+
+    def forward_dynamics(self, q, qd, tau, method: str = 'denoc', f_ext=None) -> np.ndarray:
         """
         Return qdd = FD(q, qd, tau).
 
-        ``method``: ``"denoc"``, the O(n) three-sweep solve (002 eqs. 14-19);
-        ``"cholesky"``, the composite-body GIM (000 eq. 22) and Cholesky, O(n^3);
-        ``"dense"``, the DeNOC matrices formed explicitly, I = N^T M N and the bias
-        N^T w* (000 eq. 18), and Cholesky, O(n^3) in the fewest numpy calls;
-        ``"auto"`` picks the fastest for this chain length and batch
-        (:data:`AUTO_DENSE_MAX_DOF`, :data:`AUTO_DENOC_MIN_DOF`).
+        ``method``: ``"denoc"``, Saha's O(n) three-sweep solve (002 eqs. 14-19), the
+        default; ``"cholesky"``, the composite-body GIM (000 eq. 22) and a Cholesky
+        factorization, O(n^3), the reference.
         """
-        q, qd, tau = self._states(q=q, qd=qd, tau=tau)
-        algorithm = self._fd_algorithm(method, batched=q.ndim > 1)
-        return self._blockwise(algorithm, q, qd, tau, self._wrenches(f_ext, q.shape[:-1]))
-
-    def forward_dynamics_kernel(self, method: str = 'auto') -> 'ForwardDynamicsKernel':
-        """Return the :class:`ForwardDynamicsKernel` of ``method`` (chosen once)."""
-        return ForwardDynamicsKernel(self, method)
-
-    def _fd_algorithm(self, method, batched):
-        """Return algorithm(kin, qd, tau, f_ext) -> qdd for ``method`` ("auto" resolved)."""
-        if method not in FD_METHODS:
+        if method == 'denoc':
+            algorithm, kernel = batch.FORWARD_DYNAMICS, forward_dynamics
+        elif method == 'cholesky':
+            algorithm, kernel = batch.FORWARD_DYNAMICS_CHOLESKY, forward_dynamics_cholesky
+        else:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
-        if method == 'auto':
-            method = ('denoc' if batched or self.n >= AUTO_DENOC_MIN_DOF else
-                      'dense' if self.n < AUTO_DENSE_MAX_DOF else 'cholesky')
-        if method == 'dense':
-            return self._forward_dynamics_dense
-        return partial(self._forward_dynamics,
-                       solve_denoc if method == 'denoc' else solve_cholesky)
+        q, qd, tau = self._states(q=q, qd=qd, tau=tau)
+        return self._vector(algorithm, kernel, q, qd, tau, f_ext)
 
-    def _forward_dynamics(self, solve, kin, qd, tau, f_ext):
-        phi = tau - inverse_dynamics(kin, qd, None, self._td0, f_ext)
-        return solve(kin, phi)
-
-    def _forward_dynamics_dense(self, kin, qd, tau, f_ext, mass=None):
-        """Solve I qdd = tau - b by Cholesky; ``mass``: (N, M N, I) at kin, if known."""
-        N, M_N, I = mass_terms(kin) if mass is None else mass
-        return cholesky_solve(I, tau - bias_vector(kin, N, M_N, qd, self._td0, f_ext))
+    def inertia_matrix(self, q) -> np.ndarray:
+        """Return the GIM (..., n, n) by composite bodies (000 eq. 22)."""
+        return self._matrix(batch.INERTIA_MATRIX, inertia_matrix, self._state(q, 'q'), 0)
 
     def udu(self, q):
-        """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-35)."""
-        return self._blockwise(udu, self._state(q, 'q'))
+        """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-34)."""
+        out = self._matrix(batch.UDU, udu, self._state(q, 'q'), 1)
+        return out[..., :-1, :], out[..., -1, :]
+
+    def articulated_inertias(self, q) -> np.ndarray:
+        """
+        Return m^_k (n,) at one configuration: D of I = U D U^T, in O(n) (000 eq. 33).
+
+        m^_k is the moment of inertia about joint k of the articulated body k; all are
+        positive exactly when the GIM is positive definite.
+        """
+        q = self._state(q, 'q')
+        if q.ndim != 1:
+            raise ValueError(f'articulated_inertias takes one configuration (n,), got {q.shape}')
+        model = model_arrays(self.model.reals, self.model.ints)
+        data = data_arrays(self.model.data(), self._n)
+        kinematics(model, data, q)
+        articulated_bodies(model, data)
+        return _finite(data[13].copy())
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
         """Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41)."""
-        return self._blockwise(inverse_inertia_matrix, self._state(q, 'q'))
+        return self._matrix(batch.INVERSE_INERTIA, inverse_inertia_matrix,
+                            self._state(q, 'q'), 0)
 
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about one fixed point (paper 003)."""
         q, qd = self._states(q=q, qd=qd)
-        return self._blockwise(self._composite_body, q, qd)
-
-    def _composite_body(self, kin, qd):
-        return (composite_body.inertia_matrix(kin),
-                composite_body.bias_vector(kin, qd, self.gravity))
+        out = self._matrix(batch.COMPOSITE_BODY, composite_body, q, 1, qd)
+        return out[..., :-1, :], out[..., -1, :]
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """Return T = qd^T I qd / 2."""
@@ -251,70 +275,80 @@ class Robot:
 
     def potential_energy(self, q) -> np.ndarray:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
-        kin = self.kinematics(q)
-        return _finite(-np.einsum('i,...ij,j->...', kin.m, kin.C, self.gravity))
+        q = self._state(q, 'q')
+        C = np.array([self.kinematics(x).C for x in q.reshape(-1, self._n)])
+        V = -np.einsum('i,sij,j->s', self.chain.mass, C, self.gravity)
+        return _finite(V.reshape(q.shape[:-1]))
 
-    def _blockwise(self, algorithm, q, *arrays):
-        """
-        Return algorithm(Kinematics at q, *arrays), block by block for large batches.
+    # --- the kernels, one state or a batch ---------------------------------------
+    def _vector(self, algorithm, kernel, q, x1, x2, f_ext):
+        """Return the vector result of ``kernel`` (tau or qdd) at each state."""
+        f_ext = self._wrenches(f_ext, q.shape[:-1])
+        if q.ndim == 1:
+            out = np.empty(self._n)
+            kernel(self.model.reals, self.model.ints, q, x1, x2, f_ext, self._data(), out)
+            return _finite(out)
+        out = self._batch(algorithm, q, x1, x2, f_ext, 1)
+        return _finite(out[..., 0, :])
 
-        A batch of more than CHUNK_STATES states runs in blocks of that many, so that
-        each block's arrays stay in the cache; every state goes through the same code
-        and gets the same result.  ``arrays`` have q's batch shape in front (or are
-        None); the result is an array, or a tuple of arrays, with it in front too.
-        """
-        batch = q.shape[:-1]
-        count = math.prod(batch)
-        if count <= CHUNK_STATES:
-            return _finite(algorithm(Kinematics(self.chain, self._basis, q), *arrays))
-        flat = [None if a is None else a.reshape((count,) + a.shape[len(batch):])
-                for a in (q,) + arrays]
-        parts = []
-        for start in range(0, count, CHUNK_STATES):
-            block = [None if a is None else a[start:start + CHUNK_STATES] for a in flat]
-            parts.append(algorithm(Kinematics(self.chain, self._basis, block[0]), *block[1:]))
-        if isinstance(parts[0], tuple):
-            return _finite(tuple(_joined([part[k] for part in parts], batch)
-                                 for k in range(len(parts[0]))))
-        return _finite(_joined(parts, batch))
+    def _matrix(self, algorithm, kernel, q, extra_rows, qd=None):
+        """Return the (n + extra_rows, n) result of ``kernel`` at each state."""
+        n = self._n
+        if q.ndim == 1:
+            out = np.empty((n + extra_rows, n))
+            if extra_rows:
+                args = (q,) if qd is None else (q, qd)
+                kernel(self.model.reals, self.model.ints, *args, self._data(), out[:n], out[n])
+            else:
+                kernel(self.model.reals, self.model.ints, q, self._data(), out)
+            return _finite(out)
+        return _finite(self._batch(algorithm, q, q if qd is None else qd, q, None, n + extra_rows))
+
+    def _batch(self, algorithm, q, x1, x2, f_ext, rows):
+        """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
+        shape = q.shape[:-1]
+        flat = [np.ascontiguousarray(x.reshape(-1, self._n)) for x in (q, x1, x2)]
+        if f_ext is not None:
+            f_ext = f_ext.reshape(-1, self._n, 6)
+        out = np.empty((flat[0].shape[0], rows, self._n))
+        with self._batch_lock:
+            batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
+                           numba.get_num_threads())
+        return out.reshape(shape + (rows, self._n))
 
     def _check_articulated_inertias(self):
         """
         Raise ValueError for a joint that moves no mass; O(n) time and memory.
 
-        m^_k, the articulated-body inertia about joint k (000 eq. 33), is zero
-        exactly when joint k can move without moving any mass: nothing with mass
-        beyond it, an axis through a point mass, a massless link between two
-        coaxial joints.  Computed, such a zero is rounding noise, so m^_k is compared
-        with the size of what it is summed from in the backward sweep (002 eq. 11),
-        m^_k = p_k^T M_k p_k + p_k^T B^T Psi_{k+1} M^_{k+1} B p_k with
-        B = B_{k+1,k}: body k's own terms, and the part of the articulated body beyond
-        it that joint k+1 takes away, m^_{k+1} (p_k^T B^T psi_{k+1})^2, so
-
-            sigma_k = |p_k|^T |M_k| |p_k| + m^_{k+1} (|p_k|^T |B|^T |psi_{k+1}|)^2
-
-        (elementwise absolute values, so that terms that cancel count at their size).
-        Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it
-        does not grow with the bodies beyond k+1, unlike the composite inertia I_kk,
-        which grows as n^3 along a chain while m^_k stays bounded (a 20,000-link chain
-        of 0.2 m links has m^_1 / I_kk ~ 1e-12).
-        Only the articulated-body sweep runs: no GIM is formed.
+        m^_k, the articulated-body inertia about joint k (000 eq. 33), is zero exactly
+        when joint k can move without moving any mass: nothing with mass beyond it, an
+        axis through a point mass, a massless link between two coaxial joints.
+        Computed, such a zero is rounding noise, so m^_k is compared with the size of
+        what it is summed from: sigma_k = |p_k|^T |M^_k| |p_k|, the same sum over
+        absolute values (terms that cancel count at their size).  Joint k fails when
+        m^_k <= ARTICULATED_EPS sigma_k.  Only the articulated-body sweep runs, at
+        q = 0: no GIM is formed.
         """
-        kin = Kinematics(self.chain, self._basis, np.zeros(self.n))
+        model = model_arrays(self.model.reals, self.model.ints)
+        data = data_arrays(self.model.data(), self._n)
+        kinematics(model, data, np.zeros(self._n))
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-            psi, m_hat = articulated_bodies(kin)
-            p_abs = np.abs(kin.p)
-            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(kin.M), p_abs)
-            B_T_abs = np.abs(np.swapaxes(kin.B_prev[1:], -1, -2))
-            sigma[:-1] += m_hat[1:] * dot(p_abs[:-1], matvec(B_T_abs, np.abs(psi[1:]))) ** 2
+            articulated_bodies(model, data)
+            p, M_hat, m_hat = data[3], data[11], data[13]
+            p_abs = np.abs(p)
+            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M_hat), p_abs)
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
         if failed.any():
-            k = int(np.argmax(failed))
+            # the sweep runs from the tips to the base: the last joint that fails is where
+            # it starts (the joints before it inherit its 0 or NaN)
+            k = int(np.flatnonzero(failed)[-1])
             raise ValueError(
-                f'joint {self.chain.joint_names[k]!r} moves no mass: its articulated-body '
-                f'inertia m^_{k + 1} = {m_hat[k]:.3g} is rounding noise against the '
-                f'{sigma[k]:.3g} it is computed from; add mass or inertia to link '
-                f'{self.chain.link_names[k]!r} or the links beyond it')
+                f'joint {self.chain.joint_names[k]!r} moves no mass: link '
+                f'{self.chain.link_names[k]!r} and the links beyond it have no mass or '
+                f'inertia that this joint can move (its articulated-body inertia '
+                f'm^_{k + 1} = {m_hat[k]:.3g} against the {sigma[k]:.3g} it is computed '
+                f'from); add an <inertial> to link {self.chain.link_names[k]!r} or the '
+                f'links beyond it')
 
 
 def _all_finite(x) -> bool:
@@ -324,20 +358,13 @@ def _all_finite(x) -> bool:
 
 
 def _finite(result):
-    """Return ``result`` (an array or a tuple of arrays); NonFiniteResult if not finite."""
-    for x in result if isinstance(result, tuple) else (result,):
-        if not _all_finite(x):
-            raise NonFiniteResult(
-                'the result is not finite (NaN or Inf): the input overflowed the '
-                'floating-point range; joint positions, velocities, accelerations or '
-                'efforts this large are not physical')
+    """Return ``result`` (an array); NonFiniteResult if it is not finite."""
+    if not _all_finite(result):
+        raise NonFiniteResult(
+            'the result is not finite (NaN or Inf): the input overflowed the '
+            'floating-point range; joint positions, velocities, accelerations or '
+            'efforts this large are not physical')
     return result
-
-
-def _joined(blocks, batch):
-    """Return the blocks' results joined along the states, with the batch shape in front."""
-    out = np.concatenate(blocks, axis=0)
-    return out.reshape(batch + out.shape[1:])
 
 
 def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[str] = None,
@@ -381,56 +408,3 @@ def _robot(chain, gravity, max_dof):
         raise ValueError(f'the chain {chain.base_link!r} -> {chain.tip_link!r} has {chain.n} '
                          f'joints, more than max_dof = {max_dof}')
     return Robot(chain, gravity=gravity)
-
-
-class ForwardDynamicsKernel:
-    """
-    qdd = FD(q, qd, tau) for one state, with the method chosen once and no checks.
-
-    The algorithms of :meth:`Robot.forward_dynamics` without its per-call checks of
-    the input and of the result (about 13 us of the 70 us of one call on a 7-DOF
-    arm): for an inner loop that checks its own state, such as the simulation's
-    integrator, which stops on a non-finite state.  q, qd and tau are float arrays of
-    shape (n,).
-
-    A call runs in two phases, which can also be called apart: :meth:`configure`
-    evaluates what depends on q alone (the kinematics, and for ``"dense"`` N, M N and
-    I = N^T M N, 000 eq. 18), and :meth:`solve` finishes the state.  :meth:`configure`
-    takes several configurations at once: a Runge-Kutta step knows two of its four
-    stage positions before it evaluates any acceleration, and the other two after
-    its first two stages, so two batched evaluations of two configurations replace
-    four single ones (on a 7-DOF arm, 50 us for a pair against 35 us for one).
-    """
-
-    def __init__(self, robot: Robot, method: str = 'auto'):
-        """Choose the algorithm of ``method`` for one state of ``robot``."""
-        self._robot = robot
-        self._algorithm = robot._fd_algorithm(method, batched=False)
-        self._dense = self._algorithm == robot._forward_dynamics_dense
-
-    def __call__(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """Return qdd = FD(q, qd, tau)."""
-        return self.solve(self.configure(q), qd, tau)
-
-    def configure(self, q: np.ndarray):
-        """
-        Return the configuration terms at q (n,), or a list of them for q (k, n).
-
-        Pass one of them to :meth:`solve` with a state at that configuration.
-        """
-        robot = self._robot
-        kin = Kinematics(robot.chain, robot._basis, q)
-        mass = mass_terms(kin) if self._dense else None
-        if q.ndim == 1:
-            return kin, mass
-        if mass is None:
-            return [(kin.state(k), None) for k in range(q.shape[0])]
-        N, M_N, I = mass
-        return [(kin.state(k), (N[k], M_N[k], I[k])) for k in range(q.shape[0])]
-
-    def solve(self, configuration, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """Return qdd = FD(q, qd, tau), q the configuration of ``configuration``."""
-        kin, mass = configuration
-        if self._dense:
-            return self._algorithm(kin, qd, tau, None, mass)
-        return self._algorithm(kin, qd, tau, None)

@@ -1,146 +1,135 @@
 """
-Small vector helpers shared by the algorithms.
+Twists, wrenches and the twist-propagation matrix B, written out for the compiled loops.
 
-A twist is t = [w; v] and a wrench is [n; f] (angular part first), as in paper 000.
-Every function broadcasts over leading axes, so one state and a batch of states go
-through the same code.
+A twist is t = [w; v] and a wrench is [n; f], angular part first, as in paper 000.
+Each body is referred to its own joint origin O_i (see :mod:`.kinematics`), so the
+twist-propagation matrix of 000 eq. 11 only moves a point, by r_i = O_i - O_lambda(i):
+
+    B_{i,lambda(i)} = [[1, 0], [-[r_i x], 1]],     B^T = [[1, [r_i x]], [0, 1]].
+
+These helpers apply B, B^T and B^T X B without forming B, and the cross products of
+twists; they write into ``out`` (never an input) and allocate nothing, so that numba
+compiles them to a few scalar operations (numba calls BLAS for ``@``, about 1 us on a
+6x6 matrix).
 """
 
-from functools import lru_cache
+import numba
 
-import numpy as np
-
-
-_LEVI_CIVITA = np.zeros((3, 3, 3))
-_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
-_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
+#: Every kernel of the core is compiled once and cached on disk beside its module
+#: (``__pycache__``, or NUMBA_CACHE_DIR where that is read-only).
+njit = numba.njit(cache=True, error_model='numpy')
 
 
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+@njit
+def cross(a, b, out):
+    """out = a x b for 3-vectors."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit
+def dot(a, b):
+    """Return a . b (any length)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    return s
+
+
+@njit
+def matvec(X, s, out):
+    """out = X s for a square X."""
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for j in range(X.shape[1]):
+            acc += X[i, j] * s[j]
+        out[i] = acc
+
+
+@njit
+def twist_to_child(r, t, out):
+    """out = B t = [w; v + w x r]: the twist at O_lambda moved to O_i (000 eq. 11)."""
+    out[0], out[1], out[2] = t[0], t[1], t[2]
+    out[3] = t[3] + t[1] * r[2] - t[2] * r[1]
+    out[4] = t[4] + t[2] * r[0] - t[0] * r[2]
+    out[5] = t[5] + t[0] * r[1] - t[1] * r[0]
+
+
+@njit
+def wrench_to_parent(r, f, out):
+    """out += B^T f = [n + r x f; f]: a wrench at O_i moved to O_lambda (000 eq. 18)."""
+    out[0] += f[0] + r[1] * f[5] - r[2] * f[4]
+    out[1] += f[1] + r[2] * f[3] - r[0] * f[5]
+    out[2] += f[2] + r[0] * f[4] - r[1] * f[3]
+    out[3] += f[3]
+    out[4] += f[4]
+    out[5] += f[5]
+
+
+@njit
+def inertia_to_parent(r, X, out):
     """
-    Return a x b for 3-vectors on the last axis (broadcasting).
+    out += B^T X B for a symmetric 6x6 X at O_i, moved to O_lambda (000 eq. 21).
 
-    One einsum with the Levi-Civita symbol: a single numpy call, which is what costs
-    for the few vectors of one robot state.
+    With X = [[A, H], [H^T, D]] and R = [r x]: B^T X B = [[A + R H^T - (H + R D) R,
+    H + R D], [(H + R D)^T, D]].
     """
-    return np.einsum('ijk,...j,...k->...i', _LEVI_CIVITA, a, b)
+    for i in range(3):
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        for j in range(3):
+            j1, j2 = (j + 1) % 3, (j + 2) % 3
+            RD_ij = r[i1] * X[3 + i2, 3 + j] - r[i2] * X[3 + i1, 3 + j]
+            RD_ij1 = r[i1] * X[3 + i2, 3 + j1] - r[i2] * X[3 + i1, 3 + j1]
+            RD_ij2 = r[i1] * X[3 + i2, 3 + j2] - r[i2] * X[3 + i1, 3 + j2]
+            H_ij1 = X[i, 3 + j1] + RD_ij1                   # (H + R D)_{i,j+1}
+            H_ij2 = X[i, 3 + j2] + RD_ij2
+            RHt = r[i1] * X[j, 3 + i2] - r[i2] * X[j, 3 + i1]
+            out[i, j] += X[i, j] + RHt - (H_ij1 * r[j2] - H_ij2 * r[j1])
+            out[i, 3 + j] += X[i, 3 + j] + RD_ij
+            out[3 + j, i] += X[i, 3 + j] + RD_ij
+            out[3 + i, 3 + j] += X[3 + i, 3 + j]
 
 
-_SKEW_BASIS = -_LEVI_CIVITA.transpose(2, 0, 1).reshape(3, 9)     # a E = [a x] flattened
+@njit
+def add_motion_cross(t, s, c, out):
+    """out += c (t x s), t x s = [w x s_w; w x s_v + v x s_w]: the rate of a twist s carried by t."""
+    w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
+    a0, a1, a2, l0, l1, l2 = s[0], s[1], s[2], s[3], s[4], s[5]
+    out[0] += c * (w1 * a2 - w2 * a1)
+    out[1] += c * (w2 * a0 - w0 * a2)
+    out[2] += c * (w0 * a1 - w1 * a0)
+    out[3] += c * (w1 * l2 - w2 * l1 + v1 * a2 - v2 * a1)
+    out[4] += c * (w2 * l0 - w0 * l2 + v2 * a0 - v0 * a2)
+    out[5] += c * (w0 * l1 - w1 * l0 + v0 * a1 - v1 * a0)
 
 
-def skew(a: np.ndarray) -> np.ndarray:
-    """Return the cross-product matrix [a x] of 3-vectors on the last axis (one product)."""
-    return (a @ _SKEW_BASIS).reshape(a.shape[:-1] + (3, 3))
+@njit
+def force_cross(t, f, out):
+    """out = t x* f = [w x n + v x f; w x f] (000 eq. 17's W_i M_i t_i); out may be f."""
+    w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
+    n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    out[0] = w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+    out[1] = w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+    out[2] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+    out[3] = w1 * f2 - w2 * f1
+    out[4] = w2 * f0 - w0 * f2
+    out[5] = w0 * f1 - w1 * f0
 
 
-def _cross_matrix_basis() -> np.ndarray:
-    """
-    Return E (6, 36) with t E = [t x] flattened, for a twist t = [w; v].
-
-    [t x] = [[w x, 0], [v x, w x]] (the motion cross product at a fixed point, with
-    (t x s)_i = sum_k [t x]_ik s_k).  Each entry is +-1 times one component of t, so
-    the product with E is exact.
-    """
-    E = np.zeros((6, 6, 6))         # E[j, i, k]: coefficient of t_j in [t x]_ik
-    for j in range(3):
-        block = _LEVI_CIVITA[:, j, :]           # [a x]_ik = eps_ijk a_j
-        E[j, :3, :3] = E[j, 3:, 3:] = block     # w x in both diagonal blocks
-        E[3 + j, 3:, :3] = block                # v x below the diagonal
-    return E.reshape(6, 36)
+@njit
+def add_matvec(X, s, out):
+    """out += X s for a square X."""
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for j in range(X.shape[1]):
+            acc += X[i, j] * s[j]
+        out[i] += acc
 
 
-_CROSS_BASIS = _cross_matrix_basis()
-
-
-def cross_matrix(t: np.ndarray) -> np.ndarray:
-    """
-    Return [t x] (..., 6, 6), the matrix of the twist cross product t x s.
-
-    For twists referred to a fixed point, t x s = [w x s_w; w x s_v + v x s_w] =
-    [t x] s, and the dual product on wrenches is t x* f = [w x n + v x f; w x f] =
-    -[t x]^T f.  Forming the matrix once is one matrix product (BLAS) for any number
-    of twists, and it serves both products.
-    """
-    return (t @ _CROSS_BASIS).reshape(t.shape[:-1] + (6, 6))
-
-
-if hasattr(np, 'matvec'):      # numpy >= 2.2: ufuncs with the least call overhead
-    def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Return A x for stacks of matrices and vectors."""
-        return np.matvec(A, x)
-
-    def vecmat(x: np.ndarray, A: np.ndarray) -> np.ndarray:
-        """Return x^T A (that is, A^T x) for stacks of vectors and matrices."""
-        return np.vecmat(x, A)
-
-    def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Return a . b over the last axis."""
-        return np.vecdot(a, b)
-else:                           # older numpy, e.g. Ubuntu's for ROS 2 from apt
-    def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Return A x for stacks of matrices and vectors."""
-        return (A @ x[..., None])[..., 0]
-
-    def vecmat(x: np.ndarray, A: np.ndarray) -> np.ndarray:
-        """Return x^T A (that is, A^T x) for stacks of vectors and matrices."""
-        return (x[..., None, :] @ A)[..., 0, :]
-
-    def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Return a . b over the last axis."""
-        return np.einsum('...i,...i->...', a, b)
-
-
-def cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    """Return sum_{k <= i} x_k along ``axis`` (the forward recursion of a sum)."""
-    return np.add.accumulate(x, axis=axis)
-
-
-_FLIP = {-k: (Ellipsis, slice(None, None, -1)) + (slice(None),) * (k - 1) for k in (1, 2, 3)}
-
-
-def reverse_cumsum(x: np.ndarray, axis: int, out: np.ndarray = None) -> np.ndarray:
-    """
-    Return sum_{k >= i} x_k along ``axis`` (the backward recursion of a sum).
-
-    ``out``, if given, receives the result (it may be ``x`` itself).
-    """
-    flip = _FLIP.get(axis) or (slice(None),) * (axis % x.ndim) + (slice(None, None, -1),)
-    if out is None:
-        return np.add.accumulate(x[flip], axis=axis)[flip]
-    np.add.accumulate(x[flip], axis=axis, out=out[flip])
-    return out
-
-
-def shifted_cumsum(x: np.ndarray, r_x: np.ndarray) -> np.ndarray:
-    """
-    Return y_i = B_{i,i-1} y_{i-1} + x_i, y_1 = x_1, for twists x_i at the points O_i.
-
-    B_{i,i-1} moves a twist [w; v] from O_{i-1} to O_i = O_{i-1} + r_i: [w; v + w x r_i]
-    (000 eq. 11).  Moves add up, so y_i = sum_{k <= i} B_ik x_k is a running sum of x
-    plus a running sum of W_{i-1} x r_i, with W the running sum of the angular parts:
-    two passes over the links at once.  x (..., n, 6); r_x (..., n, 3, 3) holds
-    [r_i x] (r_1 is not used).
-    """
-    y = cumsum(x, axis=-2)
-    y[..., 1:, 3:] -= cumsum(matvec(r_x[..., 1:, :, :], y[..., :-1, :3]), axis=-2)
-    return y
-
-
-def shifted_reverse_cumsum(w: np.ndarray, r_x: np.ndarray) -> np.ndarray:
-    """
-    Return y_i = w_i + B_{i+1,i}^T y_{i+1}, y_n = w_n, for wrenches w_i at the points O_i.
-
-    B_{i+1,i}^T moves a wrench [n; f] from O_{i+1} to O_i: [n + r_{i+1} x f; f].  As in
-    :func:`shifted_cumsum`: the reverse running sum of w, plus the reverse running sum
-    of r_{i+1} x F_{i+1}, with F the reverse running sum of the forces.
-    """
-    y = reverse_cumsum(w, axis=-2)
-    y[..., :-1, :3] += reverse_cumsum(matvec(r_x[..., 1:, :, :], y[..., 1:, 3:]), axis=-2)
-    return y
-
-
-@lru_cache(maxsize=None)
-def lower_mask(n: int) -> np.ndarray:
-    """Return the (n, n) boolean mask of i >= j: where N_l and the GIM's lower triangle live."""
-    return np.arange(n)[:, None] >= np.arange(n)
+@njit
+def move_wrench(r, f):
+    """f <- B^T f = [n + r x f; f], in place: a wrench at O_i moved to O_lambda(i)."""
+    f[0] += r[1] * f[5] - r[2] * f[4]
+    f[1] += r[2] * f[3] - r[0] * f[5]
+    f[2] += r[0] * f[4] - r[1] * f[3]

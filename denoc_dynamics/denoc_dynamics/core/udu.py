@@ -2,56 +2,62 @@
 UDU^T decomposition of the GIM by reverse Gaussian elimination (000 §5.1; 002; 004).
 
 Eliminating the GIM from its last row upwards leaves the articulated-body inertias
-(000 eqs. 33-35; 004):
+(000 eqs. 33-35; 002 eq. 11; 004), a backward sweep over the tree:
 
-    M^_n = M_n,   psi^_k = M^_k p_k,   m^_k = p_k^T psi^_k,   psi_k = psi^_k / m^_k,
-    M^_{k-1} = M_{k-1} + B_{k,k-1}^T Psi_k M^_k B_{k,k-1},   Psi_k M^_k = M^_k - psi^_k psi_k^T.
+    M^_k starts at M_k;  for k = n..1:
+        psi^_k = M^_k p_k,   m^_k = p_k^T psi^_k,   psi_k = psi^_k / m^_k,
+        M^_lambda(k) += B_{k,lambda(k)}^T (M^_k - psi^_k psi_k^T) B_{k,lambda(k)}.
 
-M^_k is the extended mass of the articulated body k (bodies k..n with joints k+1..n
-free) and m^_k its moment of inertia about joint k.  Then I = U D U^T with
-D = diag(m^_1 .. m^_n) and the unit upper-triangular U of
+M^_k is the extended mass of the articulated body k (body k and everything beyond,
+with the joints beyond k free), m^_k its moment of inertia about joint k.  Then
+I = U D U^T with D = diag(m^_1 .. m^_n) and the unit upper-triangular U of
 
-    U_ik = alpha_ik = psi_k^T B_ki p_i   (i < k)                     (000 eq. 34).
+    U_ik = psi_k^T B_ki p_i    for i an ancestor of k, else 0           (000 eq. 34),
 
-Each M^_k is referred to the joint origin O_k (see :mod:`.kinematics`), so that its
-entries stay of the size of the bodies beyond joint k wherever the chain sits; the
-step to link k-1 applies B_{k,k-1} (``B_prev``) on both sides.  The backward sweep is
-the one truly sequential part: it runs over the links once, vectorized over states.
-U is evaluated like the GIM (:mod:`.gim`), with p_i and psi_k moved to O_1.
+evaluated by walking psi_k from body k towards the base (Featherstone's LTDL keeps
+the same branch-induced sparsity).  Every M^_k is referred to its joint origin O_k.
 """
 
-import numpy as np
+from .kinematics import kinematics
+from .model import data_arrays, model_arrays
+from .spatial import dot, inertia_to_parent, matvec, move_wrench, njit
 
-from .spatial import dot, matvec
+
+@njit
+def udu(reals, ints, q, workspace, U, m_hat_out):
+    """U (n, n) and D = diag(``m_hat_out``) with I = U D U^T at q (000 eqs. 32-34)."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    kinematics(model, data, q)
+    articulated_bodies(model, data)
+    lam = model[0]
+    n = lam.shape[0]
+    r, p, psi, m_hat, y = data[1], data[3], data[12], data[13], data[18]
+    U[:] = 0.0
+    for k in range(n):
+        U[k, k] = 1.0
+        m_hat_out[k] = m_hat[k]
+        y[k] = psi[k]
+        j = k
+        while lam[j] >= 0:
+            move_wrench(r[j], y[k])                                 # B_{j,lambda(j)}^T
+            j = lam[j]
+            U[j, k] = dot(p[j], y[k])                               # 000 eq. 34
 
 
-def articulated_bodies(kin):
-    """
-    Return (psi, m_hat): psi_k = M^_k p_k / m^_k (..., n, 6) and m^_k (..., n).
-
-    The backward recursion of 000 eq. 35 / 002 eq. 11, once over the links.
-    """
-    p, M, B = kin.p, kin.M, kin.B_prev
-    B_T = B.swapaxes(-1, -2)
-    n = p.shape[-2]
-    psi = np.empty_like(p)
-    m_hat = np.empty(p.shape[:-1])
-    M_hat = M[..., n - 1, :, :]
+@njit
+def articulated_bodies(model, data):
+    """Fill psi_k, m^_k and M^_k at the kinematics in ``data`` (000 eq. 35, 002 eq. 11)."""
+    lam = model[0]
+    n = lam.shape[0]
+    r, p, M, M_hat, psi, m_hat = data[1], data[3], data[4], data[11], data[12], data[13]
+    M_hat[:] = M
     for k in range(n - 1, -1, -1):
-        psi_hat = matvec(M_hat, p[..., k, :])
-        m_hat[..., k] = dot(p[..., k, :], psi_hat)
-        psi[..., k, :] = psi_hat / m_hat[..., k, None]
-        if k:
-            Psi_M_hat = M_hat - psi_hat[..., :, None] * psi[..., k, None, :]
-            M_hat = M[..., k - 1, :, :] + B_T[..., k, :, :] @ Psi_M_hat @ B[..., k, :, :]
-    return psi, m_hat
-
-
-def udu(kin):
-    """Return (U, d) with I = U diag(d) U^T, U unit upper triangular (000 eqs. 32-34)."""
-    psi, m_hat = articulated_bodies(kin)
-    psi_O1, p_O1 = kin.at_O1(psi)
-    A = p_O1 @ psi_O1.swapaxes(-1, -2)         # A_ik = p_i^T B_ki^T psi_k
-    n = A.shape[-1]
-    U = np.triu(A, 1) + np.eye(n)
-    return U, m_hat
+        matvec(M_hat[k], p[k], psi[k])                              # psi^_k = M^_k p_k
+        m_hat[k] = dot(p[k], psi[k])
+        if lam[k] >= 0:
+            for a in range(6):                                      # Psi_k M^_k
+                for b in range(6):
+                    M_hat[k, a, b] -= psi[k, a] * psi[k, b] / m_hat[k]
+            inertia_to_parent(r[k], M_hat[k], M_hat[lam[k]])
+        for a in range(6):
+            psi[k, a] /= m_hat[k]

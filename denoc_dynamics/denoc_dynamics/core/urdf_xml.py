@@ -32,7 +32,6 @@ from typing import Dict, List, Optional, Union
 from lxml import etree
 import numpy as np
 
-from .spatial import skew
 
 #: The parser never loads a DTD, never substitutes entities, never touches the
 #: network, keeps libxml2's limits on depth and text size (no ``huge_tree``), and
@@ -312,7 +311,8 @@ def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
 
 def rotation(axis, angle: float) -> np.ndarray:
     """Return the rotation by ``angle`` about the unit ``axis`` (Rodrigues' formula)."""
-    K = skew(np.asarray(axis, dtype=float))
+    a = np.asarray(axis, dtype=float)
+    K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
