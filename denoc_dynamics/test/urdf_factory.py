@@ -180,13 +180,14 @@ def random_tree_urdf(rng, n, fixed=0.3, prismatic=0.2, mimic=0.15, name='random_
             continue
         kind = 'prismatic' if rng.random() < prismatic else 'revolute'
         axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
         extra = ''
         if movable and rng.random() < mimic:
             leader = movable[int(rng.integers(len(movable)))]
             extra = (f'<mimic joint="{leader}" multiplier="{float(rng.uniform(-2, 2))!r}" '
                      f'offset="{float(rng.uniform(-0.3, 0.3))!r}"/>')
         joints.append(f'<joint name="{joint}" type="{kind}"><parent link="{parent}"/>'
-                      f'<child link="{child}"/>{origin}<axis xyz="{_v(axis / np.linalg.norm(axis))}"/>'
+                      f'<child link="{child}"/>{origin}<axis xyz="{_v(axis)}"/>'
                       f'<limit lower="-1" upper="1" effort="100" velocity="2"/>{extra}</joint>')
         movable.append(joint)
         count += 1

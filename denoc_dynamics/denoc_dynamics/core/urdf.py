@@ -134,7 +134,7 @@ class Chain:
 
     @property
     def coordinates(self) -> np.ndarray:
-        """Return the indices of the bodies that are independent coordinates (no mimic)."""
+        """Return the indices of the bodies that are not mimic joints: the coordinates."""
         return np.flatnonzero(self.mimic_leader < 0)
 
     @property
