@@ -5,7 +5,7 @@ import warnings
 
 from denoc_dynamics import load_urdf, load_urdf_xml
 from denoc_dynamics.core import gim, udu, urdf_xml
-from denoc_dynamics.core.urdf import merge_inertias, URDFWarning
+from denoc_dynamics.core.urdf import build_chain, merge_inertias, URDFWarning
 from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
@@ -123,9 +123,11 @@ def _hand_robot():
               extra='<mimic joint="fl" multiplier="1" offset="0"/>'))
 
 
-def test_tip_link_must_be_named_when_ambiguous():
-    with pytest.raises(ValueError, match=r"candidate tips are \['left', 'right'\]"):
-        load_urdf(_hand_robot())
+def test_branched_urdf_without_tip_link_is_the_whole_tree():
+    """It was refused ("tip_link is ambiguous"); now a tree (issue 16, test_urdf_tree.py)."""
+    tree = build_chain(_hand_robot())
+    assert tree.tip_link is None and tree.joint_names == ['j1', 'j2', 'fl', 'fr']
+    assert tree.coordinate_names == ['j1', 'j2', 'fl']
 
 
 def test_side_branches_lock_and_drop():
@@ -170,7 +172,7 @@ def test_merge_inertias_is_mass_weighted():
     ('<robot name="t"><link name="a"', 'malformed URDF XML'),
     ('not xml at all and not a file', 'cannot read URDF file'),
     (robot(link('a'), joint('j1', 'base', 'a', extra='<mimic joint="j0"/>')),
-     "joint 'j1' on the chain is a mimic joint"),
+     "joint 'j1' mimics joint 'j0', which is not defined"),
     (robot(link('a'), '<joint name="free" type="floating"><parent link="base"/>'
                       '<child link="a"/></joint>'), "joint 'free' on the chain is floating"),
     (robot(link('a'), '<joint name="flat" type="planar"><parent link="base"/>'

@@ -147,3 +147,50 @@ def heavy_wrist_urdf(distance, mass=1e4, size=1e-3, moving=False, shoulder_axis=
         parent, origin = f'body{k}', (2 * size, 0.0, 0.0)
     parts.append('</robot>')
     return ''.join(parts)
+
+
+def random_tree_urdf(rng, n, fixed=0.3, prismatic=0.2, mimic=0.15, name='random_tree'):
+    """
+    Return a random tree of n movable joints, its joints declared in a shuffled order.
+
+    Each new link hangs from a random earlier link, by a fixed joint with probability
+    ``fixed`` (not counted in n) or a movable one; a fraction of the movable joints is
+    prismatic, and a fraction ``mimic`` mimics a random earlier movable joint (so
+    mimics of mimics occur) with a random multiplier and offset.  Joint names are
+    random, so that the depth-first order by name differs from the order of creation.
+    """
+    links = ['<link name="base_link"/>']
+    joints = []
+    names, movable = ['base_link'], []
+    count = 0
+    while count < n:
+        parent = names[int(rng.integers(len(names)))]
+        child = f'l{len(names)}'
+        m = float(rng.uniform(0.2, 3.0))
+        com = rng.uniform(-0.1, 0.1, 3)
+        links.append(f'<link name="{child}">'
+                     f'{_inertial(m, com, random_inertia(rng, m), rng.uniform(-3, 3, 3))}</link>')
+        joint = f'j{int(rng.integers(10 ** 6)):06d}_{len(names)}'
+        origin = (f'<origin xyz="{_v(rng.uniform(-0.2, 0.2, 3))}" '
+                  f'rpy="{_v(rng.uniform(-np.pi, np.pi, 3))}"/>')
+        names.append(child)
+        if rng.random() < fixed:
+            joints.append(f'<joint name="{joint}" type="fixed"><parent link="{parent}"/>'
+                          f'<child link="{child}"/>{origin}</joint>')
+            continue
+        kind = 'prismatic' if rng.random() < prismatic else 'revolute'
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        extra = ''
+        if movable and rng.random() < mimic:
+            leader = movable[int(rng.integers(len(movable)))]
+            extra = (f'<mimic joint="{leader}" multiplier="{float(rng.uniform(-2, 2))!r}" '
+                     f'offset="{float(rng.uniform(-0.3, 0.3))!r}"/>')
+        joints.append(f'<joint name="{joint}" type="{kind}"><parent link="{parent}"/>'
+                      f'<child link="{child}"/>{origin}<axis xyz="{_v(axis)}"/>'
+                      f'<limit lower="-1" upper="1" effort="100" velocity="2"/>{extra}</joint>')
+        movable.append(joint)
+        count += 1
+    order = rng.permutation(len(joints))
+    return (f'<robot name="{name}">' + ''.join(links)
+            + ''.join(joints[i] for i in order) + '</robot>')

@@ -1,29 +1,40 @@
 """
-URDF to serial chain: the model that every DeNOC algorithm reads.
+URDF to kinematic tree: the model that every DeNOC algorithm reads.
 
 The URDF is read by :mod:`.urdf_xml` (a safe, validating reader; meshes are never
-loaded).  The movable joints on the path from ``base_link`` to ``tip_link`` become
-the coordinates q_1..q_n in path order (the "URDF conventions" of the project's
-algorithm notes, after Saha, "Dynamics of serial multibody systems using the
-decoupled natural orthogonal complement matrices", 1999).  Everything else is folded
-into the n moving bodies:
+loaded).  Its movable joints (revolute, continuous, prismatic) become the bodies
+k = 0..n-1 of a fixed-base kinematic tree, each with the index ``parent[k] < k`` of
+the body it hangs from (-1: the base), after the "URDF conventions" of the project's
+algorithm notes (Saha, "Dynamics of serial multibody systems using the decoupled
+natural orthogonal complement matrices", 1999; for trees Shah, Saha and Dutt,
+"Dynamics of Tree-Type Robotic Systems", 2013):
 
+* with no ``tip_link``, every movable joint below ``base_link`` (the root by
+  default) is a body, numbered depth first with the children of each link taken in
+  the order of their joints' names: the order of urdfdom's tree, hence of KDL's and
+  Pinocchio's joints.  A URDF with a single leaf gives a serial chain to that leaf;
+* with ``tip_link``, only the movable joints on the path from ``base_link`` to
+  ``tip_link`` are bodies (a serial chain, ``parent[k] = k - 1``); side branches
+  (links off the path, fingers and tool flanges below the tip included) are either
+  locked rigidly at given joint positions (``"lock"``, default; zero unless told
+  otherwise) or discarded with their mass (``"drop"``, as KDL's tree-to-chain does);
 * links joined by fixed joints are merged into their moving parent: masses add,
-  mass centres combine, inertias move by the parallel-axis theorem;
-* side branches (links off the base-tip path, fingers and tool flanges below the
-  tip included) are either locked rigidly at given joint positions (``"lock"``,
-  default; zero unless told otherwise) or discarded with their mass (``"drop"``,
-  as KDL's tree-to-chain does);
+  mass centres combine, inertias move by the parallel-axis theorem.  Fixed leaves
+  (``tool0``, sensor frames) are merged like any other;
 * the base link and whatever is fixed to it never move and do not enter the
-  dynamics of a fixed-base chain.
+  dynamics of a fixed base;
+* a ``<mimic joint multiplier offset>`` joint is still a body, but not a
+  coordinate: q_k = multiplier * q_leader + offset.  A mimic of a mimic is resolved
+  to the first joint that mimics nothing (multipliers and offsets composed).
 
-Body k (k = 1..n) has its frame at the child frame of movable joint k.  The result,
-:class:`Chain`, is plain numpy data: per joint the fixed transform from the previous
-body frame to the joint frame (``X_tree``), the unit axis, the joint type; per body
-the mass, the mass centre and the inertia about the mass centre, all in the body
-frame.  :func:`build_chain` runs in phases, each O(n): the link tree, the base-tip
-path, the pose of every link in its body frame, the bodies' inertias, the joint
-frames.
+Body k has its frame at the child frame of movable joint k.  The result,
+:class:`Chain`, is plain numpy data: per body the fixed transform from the parent
+body's frame to the joint frame (``X_tree``), the unit axis, the joint type, the
+mass, the mass centre and the inertia about the mass centre in the body frame, the
+limits and the mimic relation.  :func:`build_chain` runs in phases, each O(n) (up to
+sorting the children of each link by name): the link tree, the kept joints, the pose
+of every link in its body frame, the bodies' inertias, the joint frames, the mimic
+relations.
 """
 
 from dataclasses import dataclass, field
@@ -36,7 +47,7 @@ from . import urdf_xml
 from .urdf_xml import Description, Joint
 
 MOVABLE = ('revolute', 'continuous', 'prismatic')
-UNSUPPORTED_ON_PATH = ('floating', 'planar')
+UNSUPPORTED = ('floating', 'planar')
 
 #: Principal moments of a body may break the triangle inequality (I_1 + I_2 >= I_3)
 #: by this many machine epsilons of half their sum without a word: rounding, the
@@ -51,6 +62,12 @@ UNSUPPORTED_ON_PATH = ('floating', 'planar')
 TRIANGLE_ROUNDING_EPS = 10.0
 TRIANGLE_WARN = 1e-3
 
+#: A link's principal moments may dip below zero by this much (times the largest
+#: entry of its tensor, when above 1) as rounding: a point mass written as
+#: ``ixx="-5.42101e-20"`` (iCub's ``r_hip_2``) is zero.  Twice it is then also the
+#: least excess over the triangle inequality that rounding can make.
+PSD_TOLERANCE = 1e-12
+
 
 class URDFWarning(UserWarning):
     """A URDF value that ROS tools accept and that is read as given, with a caveat."""
@@ -59,18 +76,23 @@ class URDFWarning(UserWarning):
 @dataclass
 class Chain:
     """
-    A fixed-base serial chain of n rigid bodies, read from a URDF.
+    A fixed-base kinematic tree of n rigid bodies, read from a URDF.
 
-    Arrays are indexed by joint/body k = 0..n-1 (the papers' 1..n).
+    Arrays are indexed by body k = 0..n-1 (the papers' 1..n), one body per movable
+    joint, numbered so that ``parent[k] < k``.  A serial chain has ``parent`` =
+    [-1, 0, 1, ..., n-2] and a ``tip_link``; a tree loaded whole has ``tip_link``
+    None.  Mimic joints are bodies whose position follows another body's:
+    q[k] = mimic_multiplier[k] * q[mimic_leader[k]] + mimic_offset[k]; the leader is
+    never itself a mimic joint.  :attr:`coordinates` are the bodies that are not.
     """
 
     name: str
     base_link: str
-    tip_link: str
+    tip_link: Optional[str]         # None: the whole tree below base_link
     joint_names: List[str]
     link_names: List[str]
     prismatic: np.ndarray           # (n,) bool
-    X_tree: np.ndarray              # (n, 4, 4): body k-1 frame -> joint k frame at q_k = 0
+    X_tree: np.ndarray              # (n, 4, 4): body parent[k] frame -> joint k frame at q_k = 0
     axis: np.ndarray                # (n, 3): unit joint axis in the joint (= body) frame
     mass: np.ndarray                # (n,)
     com: np.ndarray                 # (n, 3): mass centre in the body frame
@@ -87,11 +109,43 @@ class Chain:
     dropped_links: List[str] = field(default_factory=list)
     locked_joints: Dict[str, float] = field(default_factory=dict)
     root_mass_ignored: float = 0.0
+    # the tree and the mimic relations; None: a serial chain without mimic joints
+    parent: Optional[np.ndarray] = None             # (n,) int64: parent body, -1 the base
+    mimic_leader: Optional[np.ndarray] = None       # (n,) int64: leader body, -1 if none
+    mimic_multiplier: Optional[np.ndarray] = None   # (n,) float: 1.0 if not a mimic joint
+    mimic_offset: Optional[np.ndarray] = None       # (n,) float: 0.0 if not a mimic joint
+
+    def __post_init__(self):
+        """Fill in the serial chain and 'no mimic joints' for the fields not given."""
+        n = len(self.joint_names)
+        if self.parent is None:
+            self.parent = np.arange(n, dtype=np.int64) - 1
+        if self.mimic_leader is None:
+            self.mimic_leader = np.full(n, -1, dtype=np.int64)
+        if self.mimic_multiplier is None:
+            self.mimic_multiplier = np.ones(n)
+        if self.mimic_offset is None:
+            self.mimic_offset = np.zeros(n)
 
     @property
     def n(self) -> int:
-        """Return the number of coordinates (movable joints on the path)."""
+        """Return the number of bodies (movable joints, mimic joints included)."""
         return len(self.joint_names)
+
+    @property
+    def coordinates(self) -> np.ndarray:
+        """Return the indices of the bodies that are not mimic joints: the coordinates."""
+        return np.flatnonzero(self.mimic_leader < 0)
+
+    @property
+    def coordinate_names(self) -> List[str]:
+        """Return the names of the joints that are coordinates, in body order."""
+        return [self.joint_names[k] for k in self.coordinates]
+
+    @property
+    def is_serial(self) -> bool:
+        """Return True when every body hangs from the one before it (a serial chain)."""
+        return bool(np.array_equal(self.parent, np.arange(self.n) - 1))
 
 
 def axis_motion(axis: np.ndarray, prismatic: bool, q: float) -> np.ndarray:
@@ -129,9 +183,12 @@ def build_chain(source, base_link: Optional[str] = None, tip_link: Optional[str]
     """
     Read a URDF (path or XML, see :func:`.urdf_xml.parse`) into a :class:`Chain`.
 
-    Raises ValueError, naming the joint or link, for malformed or unsafe XML, invalid
-    values (see :mod:`.urdf_xml`), unknown links, loops, and mimic/floating/planar
-    joints on the path.
+    With no ``tip_link``: the whole tree below ``base_link`` (a chain if it has one
+    leaf).  With one: the chain from ``base_link`` to it, side branches locked or
+    dropped.  Raises ValueError, naming the joint or link, for malformed or unsafe XML,
+    invalid values (see :mod:`.urdf_xml`), unknown links, loops, floating or planar
+    joints among the bodies, and mimic joints whose leader is missing, fixed, not
+    among the bodies, or that mimic each other in a cycle.
     """
     return chain_from_description(urdf_xml.parse(source), base_link, tip_link,
                                   side_branches, locked_positions)
@@ -148,20 +205,39 @@ def build_chain_xml(xml, base_link: Optional[str] = None, tip_link: Optional[str
 def chain_from_description(robot: Description, base_link: Optional[str] = None,
                            tip_link: Optional[str] = None, side_branches: str = 'lock',
                            locked_positions: Optional[Dict[str, float]] = None) -> Chain:
-    """Fold a parsed URDF into the serial chain from ``base_link`` to ``tip_link``."""
+    """Fold a parsed URDF into the tree below ``base_link``, or the chain to ``tip_link``."""
     if side_branches not in ('lock', 'drop'):
         raise ValueError(f"side_branches must be 'lock' or 'drop', not {side_branches!r}")
     tree = _Tree(robot)
     base_link, tip_link = tree.ends(base_link, tip_link)
-    path = tree.path(base_link, tip_link)
-    movable = [joint for joint in path if joint.kind in MOVABLE]
+    if tip_link is None:
+        joints = tree.preorder(base_link)
+        where = f'in the tree below {base_link!r}'
+    else:
+        joints = tree.path(base_link, tip_link)
+        where = 'on the chain'
+    for joint in joints:
+        if joint.kind in UNSUPPORTED:
+            raise ValueError(f'joint {joint.name!r} {where} is {joint.kind}; only '
+                             'revolute, continuous, prismatic and fixed are supported')
+    movable = [joint for joint in joints if joint.kind in MOVABLE]
     if not movable:
+        if tip_link is None:
+            raise ValueError(f'no movable joint below {base_link!r}')
         raise ValueError(f'no movable joint between {base_link!r} and {tip_link!r}')
-    body_of, pose, dropped, locked = _link_poses(tree, base_link, path, side_branches,
-                                                 dict(locked_positions or {}))
-    bodies, merged, root_mass = _bodies(robot, body_of, pose, len(movable))
-    X_tree = _joint_frames(path, len(movable))
+    body_of, pose = _kept_poses(base_link, joints)
+    dropped, locked = [], {}
+    if tip_link is not None:
+        dropped, locked = _side_branches(tree, body_of, pose, side_branches,
+                                         dict(locked_positions or {}))
+    elif locked_positions:
+        raise ValueError(f'locked_positions names joints {sorted(locked_positions)}, but '
+                         'the whole tree is loaded (no tip_link): nothing is locked')
     n = len(movable)
+    bodies, merged, root_mass = _bodies(robot, body_of, pose, n)
+    X_tree = np.array([pose[joint.parent] @ joint.origin for joint in movable])
+    parent = np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64)
+    mimic = _mimic_relations(robot, movable, base_link, tip_link)
     limits = np.array([_limits(joint) for joint in movable]).reshape(n, 4)
     return Chain(
         name=robot.name,
@@ -178,7 +254,8 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         friction=np.array([joint.friction for joint in movable]),
         continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
-        locked_joints=locked, root_mass_ignored=root_mass)
+        locked_joints=locked, root_mass_ignored=root_mass, parent=parent,
+        mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2])
 
 
 class _Tree:
@@ -222,8 +299,28 @@ class _Tree:
             stack.extend(joint.child for joint in self.children[link])
         return out
 
+    def preorder(self, name: str) -> List[Joint]:
+        """
+        Return the joints below link ``name``, depth first, siblings by joint name.
+
+        This is the order of urdfdom's tree (its joints sit in a map by name), in which
+        KDL and Pinocchio number their joints.
+        """
+        out = []
+        stack = sorted(self.children[name], key=_joint_name, reverse=True)
+        while stack:
+            joint = stack.pop()
+            out.append(joint)
+            stack.extend(sorted(self.children[joint.child], key=_joint_name, reverse=True))
+        return out
+
     def ends(self, base_link: Optional[str], tip_link: Optional[str]):
-        """Return (base_link, tip_link): the given ones checked, or the defaults."""
+        """
+        Return (base_link, tip_link): the given ones checked, or the defaults.
+
+        With no ``tip_link``, it is the single leaf below ``base_link``, or None (the
+        whole tree) when there are several.
+        """
         if base_link is None:
             base_link = self.root
         if base_link not in self.links:
@@ -232,10 +329,7 @@ class _Tree:
         subtree = self.descendants(base_link)
         if tip_link is None:
             leaves = [name for name in subtree if not self.children[name]]
-            if len(leaves) != 1:
-                raise ValueError(f'tip_link is ambiguous below {base_link!r}: candidate '
-                                 f'tips are {sorted(leaves)}; pass tip_link=')
-            tip_link = leaves[0]
+            return base_link, (leaves[0] if len(leaves) == 1 else None)
         if tip_link not in self.links:
             raise ValueError(f'unknown tip_link {tip_link!r}; links are {sorted(self.links)}')
         if tip_link not in subtree:
@@ -243,7 +337,7 @@ class _Tree:
         return base_link, tip_link
 
     def path(self, base_link: str, tip_link: str) -> List[Joint]:
-        """Return the joints from ``base_link`` to ``tip_link``, checked for the chain."""
+        """Return the joints from ``base_link`` to ``tip_link``."""
         path = []
         name = tip_link
         while name != base_link:
@@ -251,36 +345,44 @@ class _Tree:
             path.append(joint)
             name = joint.parent
         path.reverse()
-        for joint in path:
-            if joint.kind in UNSUPPORTED_ON_PATH:
-                raise ValueError(f'joint {joint.name!r} on the chain is {joint.kind}; only '
-                                 f'revolute, continuous, prismatic and fixed are supported')
-            if joint.mimic is not None and joint.kind in MOVABLE:
-                raise ValueError(f'joint {joint.name!r} on the chain is a mimic joint '
-                                 f'(of {joint.mimic.joint!r}); mimic joints are not '
-                                 'supported')
         return path
 
 
-def _link_poses(tree: _Tree, base_link: str, path: List[Joint], side_branches: str,
-                locked_positions: Dict[str, float]):
-    """
-    Return the body index and the pose in that body's frame of every kept link.
+def _joint_name(joint: Joint) -> str:
+    return joint.name
 
-    Body 0 is the base, k the k-th moving body; side-branch links join the body of
-    the path link they hang from, at their locked joint positions (``"lock"``), or
-    are listed as dropped (``"drop"``).  Returns (body_of, pose, dropped, locked).
+
+def _kept_poses(base_link: str, joints: List[Joint]):
+    """
+    Return the body index and the pose in that body's frame of every link of ``joints``.
+
+    ``joints`` come parents first (a path, or a tree depth first).  Body 0 is the
+    base, k the k-th moving body, whose frame is its joint's child frame.  Returns
+    (body_of, pose).
     """
     body_of = {base_link: 0}
     pose = {base_link: np.eye(4)}
     body = 0
-    for joint in path:
+    for joint in joints:
         if joint.kind in MOVABLE:
             body += 1
             pose[joint.child] = np.eye(4)
+            body_of[joint.child] = body
         else:
             pose[joint.child] = pose[joint.parent] @ joint.origin
-        body_of[joint.child] = body
+            body_of[joint.child] = body_of[joint.parent]
+    return body_of, pose
+
+
+def _side_branches(tree: _Tree, body_of, pose, side_branches: str,
+                   locked_positions: Dict[str, float]):
+    """
+    Add the links off the chain to ``body_of`` and ``pose``, or list them as dropped.
+
+    Side-branch links join the body of the chain link they hang from, at their locked
+    joint positions (``"lock"``), or are dropped (``"drop"``).  Returns (dropped,
+    locked).
+    """
     on_path = set(body_of)
     dropped, locked = [], {}
     for name in list(body_of):
@@ -302,7 +404,63 @@ def _link_poses(tree: _Tree, base_link: str, path: List[Joint], side_branches: s
     if unknown:
         raise ValueError(f'locked_positions names joints that are not locked side-branch '
                          f'joints: {sorted(unknown)}')
-    return body_of, pose, dropped, locked
+    return dropped, locked
+
+
+def _mimic_relations(robot: Description, movable: List[Joint], base_link: str,
+                     tip_link: Optional[str]):
+    """
+    Return (leader, multiplier, offset) arrays of the bodies ``movable``.
+
+    A mimic of a mimic is resolved to the first joint that mimics nothing, the
+    multipliers and offsets composed: q_a = m_a q_b + o_a with q_b = m_b q_c + o_b
+    gives q_a = m_a m_b q_c + (m_a o_b + o_a).  Raises ValueError, naming the joint,
+    for a leader that is not a joint of the URDF, is not movable, is not a body, or
+    for mimic joints that follow each other in a cycle.
+    """
+    n = len(movable)
+    leader = np.full(n, -1, dtype=np.int64)
+    multiplier, offset = np.ones(n), np.zeros(n)
+    index = {joint.name: k for k, joint in enumerate(movable)}
+    direct = {}
+    for k, joint in enumerate(movable):
+        if joint.mimic is None:
+            continue
+        source = joint.mimic.joint
+        what = f'joint {joint.name!r} mimics joint {source!r}'
+        if source not in robot.joints:
+            raise ValueError(f'{what}, which is not defined')
+        if source not in index:
+            kind = robot.joints[source].kind
+            if kind not in MOVABLE:
+                raise ValueError(f'{what}, which is {kind}: a mimic joint must follow a '
+                                 'revolute, continuous or prismatic joint')
+            where = (f'below {base_link!r}' if tip_link is None else
+                     f'on the chain from {base_link!r} to {tip_link!r}')
+            raise ValueError(f'{what}, which is not {where}')
+        direct[k] = (index[source], joint.mimic.multiplier, joint.mimic.offset)
+    done = set()
+    for k in direct:
+        chain, seen = [], set()
+        j = k
+        while j in direct and j not in done:
+            if j in seen:
+                cycle = chain[chain.index(j):]
+                raise ValueError('mimic joints form a cycle: '
+                                 + ' -> '.join(repr(movable[i].name) for i in cycle + [j]))
+            seen.add(j)
+            chain.append(j)
+            j = direct[j][0]
+        if j in direct:     # reached one already resolved
+            root, a, b = leader[j], multiplier[j], offset[j]
+        else:
+            root, a, b = j, 1.0, 0.0
+        for i in reversed(chain):
+            _, m, o = direct[i]
+            a, b = m * a, m * b + o
+            leader[i], multiplier[i], offset[i] = root, a, b
+            done.add(i)
+    return leader, multiplier, offset
 
 
 def _bodies(robot: Description, body_of, pose, n: int):
@@ -323,7 +481,7 @@ def _bodies(robot: Description, body_of, pose, n: int):
             root_mass += inertial.mass
             continue
         moments = principal_moments(inertial.inertia)
-        if moments[0] < -1e-12 * max(1.0, float(np.abs(inertial.inertia).max())):
+        if moments[0] < -PSD_TOLERANCE * max(1.0, float(np.abs(inertial.inertia).max())):
             raise ValueError(f'link {name!r}: <inertia> tensor is not positive '
                              f'(semi)definite, principal moments {moments}')
         if _excess(moments) > _rounding(moments):
@@ -355,7 +513,8 @@ def _excess(moments: np.ndarray) -> float:
 
 
 def _rounding(moments: np.ndarray) -> float:
-    return TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum())
+    return max(TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum()),
+               2.0 * PSD_TOLERANCE)
 
 
 def _check_triangle(links: List[str], inertia: np.ndarray):
@@ -374,20 +533,6 @@ def _check_triangle(links: List[str], inertia: np.ndarray):
                   f'{excess:.3g} ({excess / largest:.2g} of the largest); read as given, as '
                   'urdfdom and Pinocchio do (an excess this small comes from rounding the '
                   'printed values)', URDFWarning, stacklevel=4)
-
-
-def _joint_frames(path: List[Joint], n: int) -> np.ndarray:
-    """Return X_tree (n, 4, 4): body k-1 frame to joint k frame, fixed joints folded in."""
-    X_tree = np.empty((n, 4, 4))
-    k = 0
-    T = np.eye(4)
-    for joint in path:
-        T = T @ joint.origin
-        if joint.kind in MOVABLE:
-            X_tree[k] = T
-            T = np.eye(4)
-            k += 1
-    return X_tree
 
 
 def _locked_value(joint: Joint, joints, locked_positions, on_path) -> float:

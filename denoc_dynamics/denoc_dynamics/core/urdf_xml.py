@@ -27,6 +27,7 @@ reflection costs about 0.4 ms per link, 20 s for a 50,000-link chain.
 from dataclasses import dataclass
 import math
 import os
+import re
 from typing import Dict, List, Optional, Union
 
 from lxml import etree
@@ -125,6 +126,8 @@ def parse(source: Source) -> Description:
     """
     if isinstance(source, (bytes, bytearray)) or looks_like_xml(source):
         return parse_xml(source)
+    if isinstance(source, str) and is_blank(source):
+        raise ValueError(EMPTY)
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -136,7 +139,23 @@ def parse(source: Source) -> Description:
             data = stream.read()
     except OSError as exc:
         raise ValueError(f'cannot read URDF file {path!r}: {exc}') from exc
+    if is_blank(data):
+        raise ValueError(f'URDF file {path!r} is empty')
     return parse_xml(data)
+
+
+#: What an empty robot description (``''``, white space only) is told.
+EMPTY = 'the robot description is empty: it is not URDF XML, nor a file path'
+
+
+_BLANK_TEXT = re.compile(r'\ufeff?[ \t\r\n]*\Z')
+_BLANK_BYTES = re.compile(rb'(?:\xef\xbb\xbf)?[ \t\r\n]*\Z')
+
+
+def is_blank(text) -> bool:
+    """Return True for a str or bytes that is empty, or only a BOM and white space."""
+    blank = _BLANK_BYTES if isinstance(text, (bytes, bytearray)) else _BLANK_TEXT
+    return blank.match(text) is not None
 
 
 def looks_like_xml(text) -> bool:
@@ -152,6 +171,8 @@ def parse_xml(xml: Union[str, bytes]) -> Description:
     is already decoded: a BOM is dropped and an ``encoding=`` in its declaration is
     ignored.
     """
+    if isinstance(xml, (str, bytes, bytearray)) and is_blank(xml):
+        raise ValueError(EMPTY)
     if isinstance(xml, str):
         if not looks_like_xml(xml):
             raise ValueError('the robot description is not URDF XML: it must start '
