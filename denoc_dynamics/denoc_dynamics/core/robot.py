@@ -97,7 +97,21 @@ class Robot:
         if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
         self.model = Model(chain, self.gravity)
-        self._n = chain.n
+        self._nb = chain.n
+        coordinates = chain.coordinates
+        self._n = len(coordinates)
+        self._G = None                 # q_bodies = G q + offset, with mimic joints only
+        if self._n < self._nb:
+            column = np.empty(self._nb, dtype=np.int64)
+            column[coordinates] = np.arange(self._n)
+            leader = np.where(chain.mimic_leader < 0, np.arange(self._nb), chain.mimic_leader)
+            self._G = np.zeros((self._nb, self._n))
+            self._G[np.arange(self._nb), column[leader]] = np.where(
+                chain.mimic_leader < 0, 1.0, chain.mimic_multiplier)
+            self._offset = np.where(chain.mimic_leader < 0, 0.0, chain.mimic_offset)
+        self._fd_kernels = {'denoc': (batch.FORWARD_DYNAMICS, forward_dynamics),
+                            'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
+                                         forward_dynamics_cholesky)}
         self._local = threading.local()
         self._batch_lock = threading.Lock()
         self._check_articulated_inertias()
@@ -109,22 +123,49 @@ class Robot:
         return self._n
 
     @property
+    def n_bodies(self) -> int:
+        """Return the number of moving bodies: the coordinates and the mimic joints."""
+        return self._nb
+
+    @property
     def joint_names(self):
-        """Return the joint names, in the order of q."""
+        """Return the names of the coordinates, in the order of q (no mimic joints)."""
+        return list(self.chain.coordinate_names)
+
+    @property
+    def body_joint_names(self):
+        """Return the names of every moving joint, mimic joints included, body order."""
         return list(self.chain.joint_names)
+
+    @property
+    def mimic_joints(self) -> Dict[str, tuple]:
+        """Return {mimic joint: (leader, multiplier, offset)}: q_m = a q_leader + b."""
+        c = self.chain
+        return {c.joint_names[k]: (c.joint_names[c.mimic_leader[k]],
+                                   float(c.mimic_multiplier[k]), float(c.mimic_offset[k]))
+                for k in range(c.n) if c.mimic_leader[k] >= 0}
+
+    def body_positions(self, q) -> np.ndarray:
+        """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
+        q = self._state(q, 'q')
+        return q if self._G is None else q @ self._G.T + self._offset
 
     def summary(self) -> str:
         """Return a readable description of the robot as the model sees it."""
         c = self.chain
-        lines = [f'robot {c.name!r}: {c.n} joints from {c.base_link!r} to {c.tip_link!r}',
+        reach = f'to {c.tip_link!r}' if c.tip_link else '(the whole tree)'
+        lines = [f'robot {c.name!r}: {c.n} joints from {c.base_link!r} {reach}',
                  f'gravity (base frame): {self.gravity.tolist()}']
         header = f'{"#":>2} {"joint":<24}{"type":<11}{"mass [kg]":>11}  merged links'
         lines.append(header)
         for k in range(c.n):
             kind = ('prismatic' if c.prismatic[k] else
                     'continuous' if c.continuous[k] else 'revolute')
+            if c.mimic_leader[k] >= 0:
+                kind = f'mimic of {c.joint_names[c.mimic_leader[k]]}'
+            parent = c.joint_names[c.parent[k]] if c.parent[k] >= 0 else '(base)'
             lines.append(f'{k + 1:>2} {c.joint_names[k]:<24}{kind:<11}{c.mass[k]:>11.4f}  '
-                         + ', '.join(c.merged_links[k]))
+                         + ', '.join(c.merged_links[k]) + f'  (parent: {parent})')
         lines.append(f'total moving mass: {c.mass.sum():.4f} kg')
         lines.append(f'static (base) links, inertia ignored for a fixed base: '
                      f'{", ".join(c.static_links)} ({c.root_mass_ignored:.4f} kg)')
@@ -162,10 +203,10 @@ class Robot:
         if f_ext is None:
             return None
         f_ext = np.asarray(f_ext, dtype=float)
-        if f_ext.shape[-2:] != (self._n, 6) or not np.all(np.isfinite(f_ext)):
-            raise ValueError(f'f_ext must be finite with shape (..., {self._n}, 6), '
-                             f'got {f_ext.shape}')
-        return np.broadcast_to(f_ext, batch_shape + (self._n, 6)).copy()
+        if f_ext.shape[-2:] != (self._nb, 6) or not np.all(np.isfinite(f_ext)):
+            raise ValueError(f'f_ext must be finite with shape (..., {self._nb}, 6) '
+                             f'(one wrench per body), got {f_ext.shape}')
+        return np.broadcast_to(f_ext, batch_shape + (self._nb, 6)).copy()
 
     def _data(self) -> np.ndarray:
         """Return this thread's workspace (each thread of an executor has its own)."""
@@ -178,10 +219,10 @@ class Robot:
     # --- dynamics ----------------------------------------------------------------
     def kinematics(self, q) -> Kinematics:
         """Return the DeNOC kinematic quantities at one configuration q (000 eqs. 1-15)."""
-        q = self._state(q, 'q')
+        q = self.body_positions(q)
         if q.ndim != 1:
             raise ValueError(f'kinematics takes one configuration (n,), got {q.shape}')
-        data = data_arrays(self.model.data(), self._n)
+        data = data_arrays(self.model.data(), self._nb)
         kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
         R, r, e, p, M, d, O = data[:7]
         m = self.chain.mass
@@ -193,23 +234,23 @@ class Robot:
         """
         Return the joint efforts tau = ID(q, qd, qdd) (000 eqs. 10-18).
 
-        ``f_ext`` (..., n, 6): external wrenches [moment about C_i; force] on each
-        body, in the base frame.
+        ``f_ext`` (..., n_bodies, 6): external wrenches [moment about C_i; force] on
+        each body, in the base frame.  With mimic joints, tau = G^T ID(G q + b, G qd,
+        G qdd): the efforts on the coordinates, each mimic joint's on its leader.
         """
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
-        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, qd, qdd, f_ext)
+        return self._coordinates(self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics,
+                                              *self._bodies(q, qd, qdd), f_ext))
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
         q, qd = self._states(q=q, qd=qd)
-        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, qd,
-                            np.zeros(q.shape), f_ext)
+        return self.inverse_dynamics(q, qd, np.zeros(q.shape), f_ext)
 
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the robot still against gravity."""
         q = self._state(q, 'q')
-        zero = np.zeros(q.shape)
-        return self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics, q, zero, zero, None)
+        return self.inverse_dynamics(q, np.zeros(q.shape), np.zeros(q.shape))
 
     def equations_of_motion(self, q, qd, f_ext=None):
         """Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0)."""
@@ -221,24 +262,40 @@ class Robot:
 
         ``method``: ``"denoc"``, Saha's O(n) three-sweep solve (002 eqs. 14-19), the
         default; ``"cholesky"``, the composite-body GIM (000 eq. 22) and a Cholesky
-        factorization, O(n^3), the reference.
+        factorization, O(n^3), the reference.  With mimic joints both solve the
+        constrained system G^T M G qdd = tau - G^T h by Cholesky.
         """
-        if method == 'denoc':
-            algorithm, kernel = batch.FORWARD_DYNAMICS, forward_dynamics
-        elif method == 'cholesky':
-            algorithm, kernel = batch.FORWARD_DYNAMICS_CHOLESKY, forward_dynamics_cholesky
-        else:
+        kernel = self._fd_kernels.get(method)
+        if kernel is None:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
+        if (f_ext is None and self._G is None and _is_state(q, self._n)
+                and _is_state(qd, self._n) and _is_state(tau, self._n)):
+            qdd = np.empty(self._n)           # one state, as given: the fast path
+            kernel[1](self.model.reals, self.model.ints, q, qd, tau, None, self._data(), qdd)
+            if math.isfinite(qdd.dot(qdd)):
+                return qdd
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
-        return self._vector(algorithm, kernel, q, qd, tau, f_ext)
+        if self._G is None:
+            return self._vector(kernel[0], kernel[1], q, qd, tau, f_ext)
+        M, b = self.equations_of_motion(q, qd, f_ext)
+        return _finite(_cholesky_solve(M, tau - b))
 
     def inertia_matrix(self, q) -> np.ndarray:
-        """Return the GIM (..., n, n) by composite bodies (000 eq. 22)."""
-        return self._matrix(batch.INERTIA_MATRIX, inertia_matrix, self._state(q, 'q'), 0)
+        """Return the GIM (..., n, n) by composite bodies (000 eq. 22); G^T M G with mimics."""
+        q = self._state(q, 'q')
+        return self._projected(self._matrix(batch.INERTIA_MATRIX, inertia_matrix,
+                                            self._bodies(q)[0], 0))
 
     def udu(self, q):
-        """Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-34)."""
-        out = self._matrix(batch.UDU, udu, self._state(q, 'q'), 1)
+        """
+        Return (U, d): I = U diag(d) U^T by reverse Gaussian elimination (000 eqs. 32-34).
+
+        With mimic joints, the same elimination on the numbers of G^T M G.
+        """
+        q = self._state(q, 'q')
+        if self._G is not None:
+            return _udu_numeric(self.inertia_matrix(q))
+        out = self._matrix(batch.UDU, udu, q, 1)
         return out[..., :-1, :], out[..., -1, :]
 
     def articulated_inertias(self, q) -> np.ndarray:
@@ -251,22 +308,33 @@ class Robot:
         q = self._state(q, 'q')
         if q.ndim != 1:
             raise ValueError(f'articulated_inertias takes one configuration (n,), got {q.shape}')
+        if self._G is not None:
+            return self.udu(q)[1]
         model = model_arrays(self.model.reals, self.model.ints)
-        data = data_arrays(self.model.data(), self._n)
+        data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, q)
         articulated_bodies(model, data)
         return _finite(data[13].copy())
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
-        """Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41)."""
-        return self._matrix(batch.INVERSE_INERTIA, inverse_inertia_matrix,
-                            self._state(q, 'q'), 0)
+        """
+        Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41).
+
+        With mimic joints, (G^T M G)^-1 from its numeric U D U^T.
+        """
+        q = self._state(q, 'q')
+        if self._G is not None:
+            U, d = self.udu(q)
+            U_inv = np.linalg.inv(U)
+            return _finite(np.swapaxes(U_inv, -1, -2) @ (U_inv / d[..., :, None]))
+        return self._matrix(batch.INVERSE_INERTIA, inverse_inertia_matrix, q, 0)
 
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about one fixed point (paper 003)."""
         q, qd = self._states(q=q, qd=qd)
-        out = self._matrix(batch.COMPOSITE_BODY, composite_body, q, 1, qd)
-        return out[..., :-1, :], out[..., -1, :]
+        q_b, qd_b = self._bodies(q, qd)
+        out = self._matrix(batch.COMPOSITE_BODY, composite_body, q_b, 1, qd_b)
+        return self._projected(out[..., :-1, :]), self._coordinates(out[..., -1, :])
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """Return T = qd^T I qd / 2."""
@@ -280,20 +348,34 @@ class Robot:
         V = -np.einsum('i,sij,j->s', self.chain.mass, C, self.gravity)
         return _finite(V.reshape(q.shape[:-1]))
 
+    # --- coordinates and bodies (mimic joints) -----------------------------------
+    def _bodies(self, q, *rates):
+        """Return (G q + b, G x for each rate x): every body's joint position and rates."""
+        if self._G is None:
+            return (q,) + rates
+        return (q @ self._G.T + self._offset,) + tuple(x @ self._G.T for x in rates)
+
+    def _coordinates(self, tau):
+        """Return G^T tau: body efforts on the coordinates (a mimic joint's on its leader)."""
+        return tau if self._G is None else tau @ self._G
+
+    def _projected(self, M):
+        """Return G^T M G."""
+        return M if self._G is None else self._G.T @ M @ self._G
+
     # --- the kernels, one state or a batch ---------------------------------------
     def _vector(self, algorithm, kernel, q, x1, x2, f_ext):
-        """Return the vector result of ``kernel`` (tau or qdd) at each state."""
+        """Return the vector result of ``kernel`` (tau or qdd) at each state of the bodies."""
         f_ext = self._wrenches(f_ext, q.shape[:-1])
         if q.ndim == 1:
-            out = np.empty(self._n)
+            out = np.empty(self._nb)
             kernel(self.model.reals, self.model.ints, q, x1, x2, f_ext, self._data(), out)
             return _finite(out)
-        out = self._batch(algorithm, q, x1, x2, f_ext, 1)
-        return _finite(out[..., 0, :])
+        return _finite(self._batch(algorithm, q, x1, x2, f_ext, 1)[..., 0, :])
 
     def _matrix(self, algorithm, kernel, q, extra_rows, qd=None):
-        """Return the (n + extra_rows, n) result of ``kernel`` at each state."""
-        n = self._n
+        """Return the (n_bodies + extra_rows, n_bodies) result of ``kernel`` at each state."""
+        n = self._nb
         if q.ndim == 1:
             out = np.empty((n + extra_rows, n))
             if extra_rows:
@@ -306,15 +388,16 @@ class Robot:
 
     def _batch(self, algorithm, q, x1, x2, f_ext, rows):
         """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
+        n = self._nb
         shape = q.shape[:-1]
-        flat = [np.ascontiguousarray(x.reshape(-1, self._n)) for x in (q, x1, x2)]
+        flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
         if f_ext is not None:
-            f_ext = f_ext.reshape(-1, self._n, 6)
-        out = np.empty((flat[0].shape[0], rows, self._n))
+            f_ext = f_ext.reshape(-1, n, 6)
+        out = np.empty((flat[0].shape[0], rows, n))
         with self._batch_lock:
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
                            numba.get_num_threads())
-        return out.reshape(shape + (rows, self._n))
+        return out.reshape(shape + (rows, n))
 
     def _check_articulated_inertias(self):
         """
@@ -330,8 +413,8 @@ class Robot:
         q = 0: no GIM is formed.
         """
         model = model_arrays(self.model.reals, self.model.ints)
-        data = data_arrays(self.model.data(), self._n)
-        kinematics(model, data, np.zeros(self._n))
+        data = data_arrays(self.model.data(), self._nb)
+        kinematics(model, data, np.zeros(self._nb))
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
             p, M_hat, m_hat = data[3], data[11], data[13]
@@ -349,6 +432,32 @@ class Robot:
                 f'm^_{k + 1} = {m_hat[k]:.3g} against the {sigma[k]:.3g} it is computed '
                 f'from); add an <inertial> to link {self.chain.link_names[k]!r} or the '
                 f'links beyond it')
+
+
+def _is_state(x, n) -> bool:
+    """Return True if ``x`` is one state as the kernels take it: float64 (n,), C, writable."""
+    return (type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64
+            and x.flags.c_contiguous and x.flags.writeable)
+
+
+def _cholesky_solve(M, b):
+    """Return x with M x = b for symmetric positive definite M (..., n, n), by Cholesky."""
+    L = np.linalg.cholesky(M)
+    y = np.linalg.solve(L, b[..., None])
+    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+
+
+def _udu_numeric(I):
+    """Return (U, d) with I = U diag(d) U^T by elimination from the last row (000 §5.1)."""
+    A = np.array(I, dtype=float)
+    n = A.shape[-1]
+    U = np.zeros_like(A)
+    d = np.zeros(A.shape[:-1])
+    for k in range(n - 1, -1, -1):
+        d[..., k] = A[..., k, k]
+        U[..., :k + 1, k] = A[..., :k + 1, k] / d[..., k, None]
+        A[..., :k, :k] -= U[..., :k, k, None] * A[..., None, k, :k]
+    return U, _finite(d)
 
 
 def _all_finite(x) -> bool:
@@ -375,10 +484,11 @@ def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[s
     Load a URDF file or XML (str or bytes) as a :class:`Robot`.
 
     A str is XML when it starts with ``<`` (after a byte-order mark and white space),
-    else a file path; bytes are XML.  ``base_link`` defaults to the URDF root and
-    ``tip_link`` to the single leaf below it.  ``side_branches``: ``"lock"`` keeps
-    links off the base-tip path rigidly at ``locked_positions`` (default 0),
-    ``"drop"`` discards them.  ``gravity`` is in the base-link frame.  A chain of
+    else a file path; bytes are XML.  ``base_link`` defaults to the URDF root.  Without
+    ``tip_link`` the whole tree below ``base_link`` is loaded: every movable joint is a
+    body, fixed joints are merged, and mimic joints follow their leaders.  With
+    ``tip_link``, the chain from base to tip; ``side_branches``: ``"lock"`` keeps links
+    off that path rigidly at ``locked_positions`` (default 0), ``"drop"`` discards them.  ``gravity`` is in the base-link frame.  A chain of
     more than ``max_dof`` joints raises ValueError before the model is built.
     """
     chain = build_chain(path_or_xml, base_link=base_link, tip_link=tip_link,
@@ -405,6 +515,9 @@ def load_urdf_xml(xml, base_link: Optional[str] = None, tip_link: Optional[str] 
 def _robot(chain, gravity, max_dof):
     """Return the Robot of ``chain``; ValueError if it has more than ``max_dof`` joints."""
     if max_dof is not None and chain.n > max_dof:
-        raise ValueError(f'the chain {chain.base_link!r} -> {chain.tip_link!r} has {chain.n} '
-                         f'joints, more than max_dof = {max_dof}')
+        reach = f'{chain.base_link!r} -> {chain.tip_link!r}' if chain.tip_link else (
+            f'below {chain.base_link!r}')
+        raise ValueError(f'the robot {reach} has {chain.n} '
+                         f'joints, more than '
+                         f'max_dof = {max_dof}')
     return Robot(chain, gravity=gravity)
