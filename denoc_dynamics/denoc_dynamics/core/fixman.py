@@ -40,9 +40,9 @@ _BATCH_LOCK = threading.Lock()
 
 # Rows of a state's work array W: H^aa, H^ab, H^bb in banded storage (H_ij in row
 # upper + i - j, column j), the diagonal of U_h and the multipliers of L_h
-# (H^bb = L_h U_h), the vectors d (then e) and b of 001 eq. 13, the point forces f.
-AA, AB, BB, UH, LH, E, B, F = 0, 5, 9, 12, 13, 14, 15, 16
-_ROWS = 18
+# (H^bb = L_h U_h), the vectors d (then e) and b of 001 eq. 13, the point forces f, 1/m.
+AA, AB, BB, UH, LH, E, B, F, W_M = 0, 5, 9, 12, 13, 14, 15, 16, 18
+_ROWS = 19
 
 
 # --------------------------------------------------------------------------- kernels
@@ -68,30 +68,32 @@ def _jacobian(theta, L, J):
 
 
 @_jit
-def _band_gram(J, sa, pa, sb, pb, m, C):
+def _band_gram(J, sa, pa, sb, pb, w, C):
     """
-    C_ij = sum_l (1/m_l) (da_i/dx_l) . (db_j/dx_l), banded (001 eqs. 5, 23).
+    C_ij = sum_l w_l (da_i/dx_l) . (db_j/dx_l), w_l = 1/m_l, banded (001 eqs. 5, 23).
 
-    da_i/dx_{i-s} = J[i, sa + s] (s < pa), db_j/dx_{j-t} = J[j, sb + t] (t < pb): point
-    x_l meets rows i = l + s and j = l + t only.
+    da_i/dx_{i-s} = J[i, sa + s] (s < pa) and db_j/dx_{j-t} = J[j, sb + t] (t < pb): the
+    sum runs over the points l that rows i and j share, so -(pb - 1) <= i - j <= pa - 1.
     """
     n, upper = J.shape[0], pb - 1
     C[:, :] = 0.0
     for i in range(n):
-        for s in range(min(pa, i + 1)):
-            l = i - s
-            for t in range(min(pb, n - l)):
-                j = l + t
-                C[upper + i - j, j] += (J[i, sa + s, 0] * J[j, sb + t, 0]
-                                        + J[i, sa + s, 1] * J[j, sb + t, 1]) / m[l]
+        for j in range(max(0, i - pa + 1), min(n, i + pb)):
+            acc = 0.0
+            for l in range(max(0, i - pa + 1, j - pb + 1), min(i, j) + 1):
+                acc += w[l] * (J[i, sa + i - l, 0] * J[j, sb + j - l, 0]
+                               + J[i, sa + i - l, 1] * J[j, sb + j - l, 1])
+            C[upper + i - j, j] = acc
 
 
 @_jit
 def _h_blocks(m, J, W):
     """H^aa, H^ab, H^bb (001 eqs. 23-24) and H^bb = L_h U_h (001 after eq. 13)."""
-    _band_gram(J, 0, 3, 0, 3, m, W[AA:AB])
-    _band_gram(J, 0, 3, 3, 2, m, W[AB:BB])
-    _band_gram(J, 3, 2, 3, 2, m, W[BB:UH])
+    for l in range(W.shape[1]):
+        W[W_M, l] = 1.0 / m[l]
+    _band_gram(J, 0, 3, 0, 3, W[W_M], W[AA:AB])
+    _band_gram(J, 0, 3, 3, 2, W[W_M], W[AB:BB])
+    _band_gram(J, 3, 2, 3, 2, W[W_M], W[BB:UH])
     W[UH, 0] = W[BB + 1, 0]
     for i in range(1, W.shape[1]):
         W[LH, i] = W[BB + 2, i - 1] / W[UH, i - 1]           # l_i = H_i,i-1 / u_i-1
@@ -240,9 +242,9 @@ def _chain(theta, L, m=None, batch=False, theta_dot=None):
         raise ValueError('theta must be a non-empty 1-D array, got shape %s'
                          % (theta.shape,))
     L, m = (None if a is None else _state(theta.shape[-1:], a) for a in (L, m))
-    if not np.all(L > 0.0):
+    if not (L > 0.0).all():
         raise ValueError('link lengths L must be positive')
-    if m is not None and not np.all(m > 0.0):
+    if m is not None and not (m > 0.0).all():
         raise ValueError('point masses m must be positive')
     if theta_dot is None:
         return (theta, L) if m is None else (theta, L, m)
@@ -253,7 +255,8 @@ def _chain(theta, L, m=None, batch=False, theta_dot=None):
 
 def _state(shape, value):
     """Return ``value`` broadcast to ``shape``, a C-ordered writable copy (one signature)."""
-    return np.array(np.broadcast_to(np.asarray(value, dtype=float), shape), order='C')
+    value = np.asarray(value, dtype=float)
+    return np.array(value if value.shape == shape else np.broadcast_to(value, shape), order='C')
 
 
 def _work(batch, n):
