@@ -112,6 +112,7 @@ class Robot:
         self._fd_kernels = {'denoc': (batch.FORWARD_DYNAMICS, forward_dynamics),
                             'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
                                          forward_dynamics_cholesky)}
+        self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
         self._batch_lock = threading.Lock()
         self._check_articulated_inertias()
@@ -200,8 +201,9 @@ class Robot:
             raise ValueError(f'batch shapes do not broadcast: {shapes}') from exc
 
     def _wrenches(self, f_ext, batch_shape):
+        """Return the external wrenches (..., n_bodies, 6), zeros where none are given."""
         if f_ext is None:
-            return None
+            return self._no_wrenches if not batch_shape else np.zeros(batch_shape + (self._nb, 6))
         f_ext = np.asarray(f_ext, dtype=float)
         if f_ext.shape[-2:] != (self._nb, 6) or not np.all(np.isfinite(f_ext)):
             raise ValueError(f'f_ext must be finite with shape (..., {self._nb}, 6) '
@@ -271,7 +273,8 @@ class Robot:
         if (f_ext is None and self._G is None and _is_state(q, self._n)
                 and _is_state(qd, self._n) and _is_state(tau, self._n)):
             qdd = np.empty(self._n)           # one state, as given: the fast path
-            kernel[1](self.model.reals, self.model.ints, q, qd, tau, None, self._data(), qdd)
+            kernel[1](self.model.reals, self.model.ints, q, qd, tau, self._no_wrenches,
+                      self._data(), qdd)
             if math.isfinite(qdd.dot(qdd)):
                 return qdd
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
@@ -384,15 +387,15 @@ class Robot:
             else:
                 kernel(self.model.reals, self.model.ints, q, self._data(), out)
             return _finite(out)
-        return _finite(self._batch(algorithm, q, q if qd is None else qd, q, None, n + extra_rows))
+        return _finite(self._batch(algorithm, q, q if qd is None else qd, q,
+                                   np.zeros(q.shape + (6,)), n + extra_rows))
 
     def _batch(self, algorithm, q, x1, x2, f_ext, rows):
         """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
         n = self._nb
         shape = q.shape[:-1]
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
-        if f_ext is not None:
-            f_ext = f_ext.reshape(-1, n, 6)
+        f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
         with self._batch_lock:
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,

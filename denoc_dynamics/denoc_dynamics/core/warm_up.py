@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from . import fixman
 from .robot import load_urdf_xml
 
 _TREE = """<robot name="warm_up">
@@ -55,4 +56,11 @@ def compile_kernels() -> float:
             robot.composite_body(q, qd)
         robot.articulated_inertias(q[0])
         robot.kinematics(q[0])
+    for states in ((3,), (2, 3)):            # the planar point-mass chain (001)
+        theta = np.full(states, 0.3)
+        fixman.forward_dynamics(theta, theta, 0.5, 1.0, theta)
+        fixman.inverse_mass_matrix(theta, 0.5, 1.0)
+        fixman.apply_inverse_mass_matrix(theta, 0.5, 1.0, theta)
+        fixman.mass_matrix(theta, 0.5, 1.0)
+        fixman.log_det_mass_matrix(theta, 0.5, 1.0)
     return time.perf_counter() - start
