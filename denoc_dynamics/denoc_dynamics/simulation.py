@@ -129,7 +129,7 @@ class PhysicsParameters:
     limit_stop_frequency: float = 50.0
     limit_stop_damping_ratio: float = 1.0
     command_timeout: float = 0.5
-    fd_method: str = 'auto'
+    fd_method: str = 'denoc'
     divergence_velocity: float = 1000.0
 
     def check(self):
@@ -195,7 +195,7 @@ class Simulation:
         self.params = params = params if params is not None else PhysicsParameters()
         params.check()
         # the state is checked after every step (finite, below divergence_velocity)
-        self._fd = robot.forward_dynamics_kernel(params.fd_method)
+        self._method = params.fd_method
         self._integrate = {'rk4': self._rk4, 'ab4': self._ab4,
                            'semi_implicit_euler': self._semi_implicit_euler}
         if start_mode not in START_MODES:
@@ -326,12 +326,10 @@ class Simulation:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""
         return self._held.current(self.t)
 
-    def drive(self, configuration, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
+    def drive(self, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
         """
         Return (tau, qdd): the drives' effort for ``command`` at (q, qd) and qdd under it.
 
-        ``configuration``: the forward dynamics' terms at q (``configure`` of
-        :meth:`Robot.forward_dynamics_kernel <denoc_dynamics.Robot.forward_dynamics_kernel>`).
         A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
         the step would take a joint beyond v_max in the direction of its effort
         (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
@@ -346,7 +344,7 @@ class Simulation:
         """
         h = self.h
         tau = command
-        qdd = self.acceleration(configuration, q, qd, tau)
+        qdd = self.acceleration(q, qd, tau)
         M_inv = None
         for _ in range(DRIVE_PASSES):
             direction = np.sign(tau)
@@ -378,33 +376,25 @@ class Simulation:
             tau = tau + stop
         return tau
 
-    def acceleration(self, configuration, q, qd, tau) -> np.ndarray:
-        """
-        Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator.
+    def acceleration(self, q, qd, tau) -> np.ndarray:
+        """Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator."""
+        return self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
+                                           self._method)
 
-        ``configuration`` holds the forward dynamics' terms at q (see :meth:`drive`).
-        """
-        return self._fd.solve(configuration, qd, tau + self.passive_torques(q, qd))
-
-    def _rk4(self, q, qd, tau, qdd, configuration_2):
+    def _rk4(self, q, qd, tau, qdd):
         """
         Return (q, qd) after one classic Runge-Kutta step from (q, qd).
 
-        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd: stage
-        k's velocity is stage k-1's velocity rate, so the positions of stages 1 and 2
-        (q, q + h/2 qd) are known before any acceleration, and those of stages 3 and
-        4 once the second acceleration is.  Their configuration terms are evaluated in
-        pairs: ``qdd`` is stage 1's and ``configuration_2`` stage 2's.
+        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd; ``qdd``
+        is stage 1's.
         """
         h, f = self.h, self.acceleration
         q_2, qd_2 = q + (0.5 * h) * qd, qd + (0.5 * h) * qdd
-        qdd_2 = f(configuration_2, q_2, qd_2, tau)
+        qdd_2 = f(q_2, qd_2, tau)
         q_3, qd_3 = q + (0.5 * h) * qd_2, qd + (0.5 * h) * qdd_2
-        q_4 = q + h * qd_3
-        configuration_3, configuration_4 = self._fd.configure(np.array((q_3, q_4)))
-        qdd_3 = f(configuration_3, q_3, qd_3, tau)
-        qd_4 = qd + h * qdd_3
-        qdd_4 = f(configuration_4, q_4, qd_4, tau)
+        qdd_3 = f(q_3, qd_3, tau)
+        q_4, qd_4 = q + h * qd_3, qd + h * qdd_3
+        qdd_4 = f(q_4, qd_4, tau)
         return (q + (h / 6.0) * (qd + 2.0 * (qd_2 + qd_3) + qd_4),
                 qd + (h / 6.0) * (qdd + 2.0 * (qdd_2 + qdd_3) + qdd_4))
 
@@ -413,19 +403,19 @@ class Simulation:
         integrator = self.params.integrator
         return integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3)
 
-    def _ab4(self, q, qd, tau, qdd, configuration_2):
+    def _ab4(self, q, qd, tau, qdd):
         starting = self._takes_rk4_step()   # f at fewer than three steps before this one
         history = self._history
         history.insert(0, np.concatenate((qd, qdd)))
         if starting:  # start-up: RK4 steps, reusing f(x_n) as stage 1
-            return self._rk4(q, qd, tau, qdd, configuration_2)
+            return self._rk4(q, qd, tau, qdd)
         del history[4:]
         w = AB4_WEIGHTS
         x = self._x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
                                          + w[2] * history[2] + w[3] * history[3])
         return x[:self.n], x[self.n:]
 
-    def _semi_implicit_euler(self, q, qd, tau, qdd, configuration_2):
+    def _semi_implicit_euler(self, q, qd, tau, qdd):
         qd = qd + self.h * qdd
         return q + self.h * qd, qd
 
@@ -446,13 +436,8 @@ class Simulation:
         n = self.n
         q, qd = self._x[:n], self._x[n:]
         try:
-            if self._takes_rk4_step():
-                configuration, configuration_2 = self._fd.configure(
-                    np.array((q, q + (0.5 * self.h) * qd)))
-            else:
-                configuration, configuration_2 = self._fd.configure(q), None
-            tau, qdd = self.drive(configuration, q, qd, command)
-            q, qd = self._integrate[integrator](q, qd, tau, qdd, configuration_2)
+            tau, qdd = self.drive(q, qd, command)
+            q, qd = self._integrate[integrator](q, qd, tau, qdd)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
             self._fail(f'the dynamics failed on a non-finite or invalid state at '
                        f't = {self.t:.6f} s (integrator {integrator}): {exc}')

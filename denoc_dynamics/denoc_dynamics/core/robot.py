@@ -410,19 +410,36 @@ class Robot:
         when joint k can move without moving any mass: nothing with mass beyond it, an
         axis through a point mass, a massless link between two coaxial joints.
         Computed, such a zero is rounding noise, so m^_k is compared with the size of
-        what it is summed from: sigma_k = |p_k|^T |M^_k| |p_k|, the same sum over
-        absolute values (terms that cancel count at their size).  Joint k fails when
-        m^_k <= ARTICULATED_EPS sigma_k.  Only the articulated-body sweep runs, at
-        q = 0: no GIM is formed.
+        what it is summed from in the backward sweep (002 eq. 11):
+        m^_k = p_k^T M_k p_k + sum over the children c of k of p_k^T B_c^T Psi_c M^_c B_c p_k,
+        body k's own terms and, of each child's articulated body, the part that joint c
+        takes away, m^_c (p_k^T B_c^T psi_c)^2, so
+
+            sigma_k = |p_k|^T |M_k| |p_k| + sum_c m^_c (|p_k|^T |B_c|^T |psi_c|)^2
+
+        (elementwise absolute values, so that terms that cancel count at their size).
+        Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it does
+        not grow with the bodies beyond the children, unlike the composite inertia I_kk.
+        Only the articulated-body sweep runs, at q = 0: no GIM is formed.
         """
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, np.zeros(self._nb))
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
-            p, M_hat, m_hat = data[3], data[11], data[13]
+            r, p, M, psi, m_hat = data[1], data[3], data[4], data[12], data[13]
             p_abs = np.abs(p)
-            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M_hat), p_abs)
+            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M), p_abs)
+            parent = self.model.ints[0]
+            c = np.flatnonzero(parent >= 0)
+            psi_abs = np.abs(psi[c])
+            r_abs = np.abs(r[c])                     # |B_c^T| |psi_c| = [|psi_w| + |[r x]| |psi_v|; |psi_v|]
+            moved = psi_abs.copy()
+            moved[:, 0] += r_abs[:, 1] * psi_abs[:, 5] + r_abs[:, 2] * psi_abs[:, 4]
+            moved[:, 1] += r_abs[:, 2] * psi_abs[:, 3] + r_abs[:, 0] * psi_abs[:, 5]
+            moved[:, 2] += r_abs[:, 0] * psi_abs[:, 4] + r_abs[:, 1] * psi_abs[:, 3]
+            np.add.at(sigma, parent[c],
+                      m_hat[c] * np.einsum('ki,ki->k', p_abs[parent[c]], moved) ** 2)
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
         if failed.any():
             # the sweep runs from the tips to the base: the last joint that fails is where

@@ -112,8 +112,8 @@ class SimNode(Node):
                 'damping ratio zeta of the position-limit stops', rd, min_value=0.0),
             command_timeout=command_timeout,
             fd_method=declare(
-                self, 'fd_method', Parameter.Type.STRING, 'auto',
-                "forward dynamics solver: 'auto', 'denoc' (O(n)), 'cholesky' or 'dense'", rd,
+                self, 'fd_method', Parameter.Type.STRING, 'denoc',
+                "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky'", rd,
                 additional_constraints=str(FD_METHODS)))
         try:
             self.physics.check()
