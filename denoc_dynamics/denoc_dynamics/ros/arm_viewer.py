@@ -229,6 +229,8 @@ class ArmViewer(Node):
             model = job
         else:
             urdf, source = job
+            self.get_logger().info(f'reading the robot description from {source} '
+                                   f'({len(urdf)} characters)')
             try:
                 model = read_description(self._yourdfpy, urdf, source, self.max_dof)
             except ValueError as exc:

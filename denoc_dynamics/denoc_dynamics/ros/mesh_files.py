@@ -12,7 +12,8 @@ to every browser that connects, so a name in the URDF never opens an arbitrary f
   the path is normalized first and may not leave that directory (no ``..`` escape);
 * ``file://`` URIs and absolute paths resolve only below an allowed directory: the
   directory of ``urdf_path`` (when one is given) and the ``mesh_directories`` the
-  user lists; a relative path resolves against the directory of ``urdf_path`` only;
+  user lists; a relative path is taken from the directory of ``urdf_path`` (and must
+  then lie below an allowed directory too);
 * anything else (``http://``, ``model://``, a relative path in a description from the
   topic or the parameter) is refused.
 
@@ -91,10 +92,7 @@ class MeshFiles:
             return self._in_directories(name)
         if self.urdf_dir is None:
             raise MeshRefused('not allowed: a relative path needs a URDF read from urdf_path')
-        path = os.path.normpath(os.path.join(self.urdf_dir, name))
-        if not _inside(path, self.urdf_dir):
-            raise MeshRefused('not allowed: outside the directory of urdf_path')
-        return path
+        return self._in_directories(os.path.join(self.urdf_dir, name))
 
     def _in_package(self, rest: str) -> str:
         package, _, relative = rest.partition('/')
