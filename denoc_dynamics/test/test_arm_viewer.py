@@ -255,7 +255,7 @@ def from_topic(viewer, urdf):
 
 @pytest.fixture
 def topic_viewer():
-    """A viewer waiting for the robot description on the topic."""
+    """Yield a viewer waiting for the robot description on the topic."""
     node = InProcess()
     yield node.viewer
     node.close()
@@ -339,7 +339,7 @@ def test_a_build_given_up_leaves_the_robot_shown_and_nothing_else(topic_viewer):
 
 
 def test_replacing_the_robot_warns_nothing(topic_viewer):
-    """viser warned 'Attempted to remove already removed node' about 18 times a robot."""
+    """Viser warned 'Attempted to remove already removed node' about 18 times a robot."""
     import warnings
     from_topic(topic_viewer, bundled_urdf_text())
     with warnings.catch_warnings(record=True) as caught:

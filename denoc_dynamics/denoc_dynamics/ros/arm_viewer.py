@@ -43,9 +43,9 @@ from sensor_msgs.msg import JointState
 
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .mesh_files import MeshFiles
 from .node_main import run_node
 from .parameters import declare
-from .mesh_files import MeshFiles
 from .robot_model import DescriptionSource
 from .robot_model import MAX_DOF
 from .viewer_model import read_description

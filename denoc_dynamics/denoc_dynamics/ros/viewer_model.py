@@ -210,7 +210,7 @@ def rotations(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
 
 
 def quaternions(R: np.ndarray) -> np.ndarray:
-    """Return the (m, 4) unit quaternions (w, x, y, z) of the (m, 3, 3) rotations ``R``."""
+    """Return the unit quaternions, (m, 4) as w x y z, of the (m, 3, 3) rotations ``R``."""
     m = R.reshape(-1, 3, 3)
     trace = m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2]
     candidates = np.stack([  # 4 q_k q for the largest of w, x, y, z (Shepperd)
