@@ -525,8 +525,8 @@ def test_a_forbidden_mesh_is_never_opened_and_its_existence_not_told(
     for label, path in (('existing', existing), ('missing', missing)):
         capfd.readouterr()
         from_topic(topic_viewer, mesh_robot(template.format(path), name=label))
-        assert topic_viewer.model.name == label
         assert opened.below(tmp_path) == [], f'{what}: the viewer opened {opened.paths}'
+        assert topic_viewer.model.name == label
         problems = topic_viewer._view.problems
         assert len(problems) == 1 and 'not allowed' in problems[0], problems
         logged = [line for line in capfd.readouterr().err.splitlines()
