@@ -405,7 +405,33 @@ def test_a_tree_is_drawn_with_its_branches_and_mimic_joints(topic_viewer):
                                atol=1e-12)
     np.testing.assert_allclose(drawn_pose(topic_viewer, 'right')[:3, 3], [0.08, 0, 0.6],
                                atol=1e-12)
-    assert len(topic_viewer._view.rod_links) == 3  # base-palm, palm-left, palm-right
+    # the rods sent to the browser run from each link's origin to its child joints'
+    from viser.transforms import SO3
+    rods = topic_viewer._view.rods
+    ends = {tuple(np.round(np.asarray(p, float) + SO3(np.asarray(w, float)).as_matrix()
+                           @ [0.0, 0.0, float(s[2])], 5))
+            for p, w, s in zip(rods.batched_positions, rods.batched_wxyzs,
+                               rods.batched_scales)}
+    assert ends == {(0.0, 0.0, 0.5), (-0.05, 0.0, 0.6), (0.05, 0.0, 0.6)}
+
+
+def test_the_orientations_sent_are_those_of_the_poses():
+    """The quaternions of the rods and visuals, against viser's own conversion."""
+    from denoc_dynamics.ros.viewer_model import quaternions
+    from denoc_dynamics.ros.viewer_model import rotations
+    from viser.transforms import SO3
+    rng = np.random.default_rng(4)
+    axes = rng.normal(size=(200, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    angles = np.concatenate([rng.uniform(-np.pi, np.pi, 194), [0.0, np.pi, -np.pi,
+                                                               1e-9, np.pi - 1e-9, 3.0]])
+    R = rotations(axes, angles)
+    np.testing.assert_allclose(R @ np.transpose(R, (0, 2, 1)), np.tile(np.eye(3), (200, 1, 1)),
+                               atol=1e-12)
+    q = quaternions(R)
+    reference = np.array([SO3.from_matrix(r).wxyz for r in R])
+    np.testing.assert_allclose(np.abs(np.sum(q * reference, axis=1)), 1.0, atol=1e-9)
+    np.testing.assert_allclose(np.array([SO3(w).as_matrix() for w in q]), R, atol=1e-9)
 
 
 def test_a_signal_ends_the_viewer_while_it_builds_a_scene():
