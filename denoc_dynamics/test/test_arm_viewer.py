@@ -415,6 +415,16 @@ def test_a_tree_is_drawn_with_its_branches_and_mimic_joints(topic_viewer):
     assert ends == {(0.0, 0.0, 0.5), (-0.05, 0.0, 0.6), (0.05, 0.0, 0.6)}
 
 
+def test_a_robot_name_is_shown_as_text_not_markdown(topic_viewer):
+    """The page shows the name to every browser: no image, link or HTML from a peer."""
+    name = '![x](http://example.com/t.png)` <img src=x>\n# big' + 'x' * 5000
+    from_topic(topic_viewer, lean_chain(2, name=name.replace('<', '&lt;')))
+    content = topic_viewer.info.content
+    code, rest = content[1:].split('`', 1)  # the name is one code span
+    assert content.startswith('`') and code.startswith('![x](http://example.com/t.png)')
+    assert '\n' not in code and len(code) < 200 and rest.startswith(': 3 links')
+
+
 def test_the_orientations_sent_are_those_of_the_poses():
     """The quaternions of the rods and visuals, against viser's own conversion."""
     from denoc_dynamics.ros.viewer_model import quaternions

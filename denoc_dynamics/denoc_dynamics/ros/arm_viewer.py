@@ -225,6 +225,12 @@ class ArmViewer(Node):
 
     def _build(self, job, cancelled):
         """Read (if needed) and build the robot of ``job``, then show it (in the thread)."""
+        try:
+            self._build_and_show(job, cancelled)
+        except Exception as exc:  # the thread must outlive any description
+            self.get_logger().error(f'cannot show the robot description: {exc!r}')
+
+    def _build_and_show(self, job, cancelled):
         if isinstance(job, ViewerModel):
             model = job
         else:
@@ -274,7 +280,8 @@ class ArmViewer(Node):
         centre, size = view.look_at(world)
         self.server.initial_camera.look_at = tuple(centre)
         self.server.initial_camera.position = tuple(centre + size * np.array([1.2, 1.0, 0.6]))
-        self.info.content = (f'**{model.name}**: {len(model.tree)} links, '
+        shown = ' '.join(model.name.replace('`', "'").split()) or 'unnamed'  # no markdown
+        self.info.content = (f'`{shown}`: {len(model.tree)} links, '
                              f'{len(self.joint_names)} moving joints  \n'
                              f'joint states: `{self.subscription.topic_name}`')
         if view.problems:

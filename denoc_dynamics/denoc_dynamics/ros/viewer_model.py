@@ -229,13 +229,19 @@ def quaternions(R: np.ndarray) -> np.ndarray:
     return q * np.where(q[:, :1] < 0.0, -1.0, 1.0)
 
 
+def shorten(text, limit: int = 200) -> str:
+    """Return ``text`` (a name from a description), cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
 class ViewerModel:
     """A robot description read for the view: yourdfpy's robot, its tree and materials."""
 
     def __init__(self, robot, source: str):
         """Order the tree of the yourdfpy ``robot`` read from ``source``."""
         self.robot = robot
-        self.name = robot.name
+        self.name = shorten(robot.name or '', 100)
         self.source = source
         self.tree = KinematicTree(robot)
         self.materials = {m.name: m for m in robot.materials if m.name}

@@ -22,6 +22,7 @@ import numpy as np
 from .mesh_files import MeshRefused
 from .viewer_model import quaternions
 from .viewer_model import rotations
+from .viewer_model import shorten
 
 #: Colour of the skeleton drawn for links without visual geometry (RGB 0-255).
 SKELETON_COLOR = (240, 140, 20)
@@ -89,7 +90,7 @@ class RobotView:
         geometry = visual.geometry
         if geometry is None:
             return False
-        what = (f'mesh {geometry.mesh.filename!r}' if geometry.mesh is not None
+        what = (f'mesh {shorten(geometry.mesh.filename)!r}' if geometry.mesh is not None
                 else 'geometry')
         try:
             parts = self._geometry(geometry, files, cache)
