@@ -3,7 +3,8 @@ Which mesh files arm_viewer may open: the rules for the file names a URDF carrie
 
 A robot description can come from any DDS peer, and the viewer streams what it loads
 to every browser that connects, so a name in the URDF never opens an arbitrary file.
-:class:`MeshFiles` decides from the name alone, before the file system is touched:
+:class:`MeshFiles` decides from the name alone (and, for ``package://``, the ament
+index), before the file is looked at:
 
 * the extension must be one of :data:`MESH_TYPES` (the types the viewer draws);
 * ``package://PKG/path`` resolves inside the share directory of ``PKG`` (ament index),
