@@ -11,7 +11,10 @@ not):
 * position: ``tau = kp (q_ref - q) + kd (qd_ref - qd) + tau_ff + tau_cmd``, a joint
   PD servo (``qd_ref`` zero unless a velocity is commanded) with the model's
   compensation ``tau_ff``;
-* velocity: ``tau = kd (qd_ref - qd) + tau_ff + tau_cmd``;
+* velocity: the same law on a reference that moves on at the commanded velocity
+  ``qd_ref`` from where the joint was (:func:`advance_velocity_references`): a
+  velocity loop whose integral action is the position error, as a drive's velocity
+  mode has, so that friction leaves no velocity error;
 
 each limited to the URDF effort.  ``tau_ff`` is the model's gravity and bias forces
 (Coriolis, centrifugal: ``Robot.bias_forces``), ``tau_cmd`` in the servo modes an
@@ -48,9 +51,23 @@ def servo_efforts(mode, tau_cmd, q_ref, qd_ref, kp, kd, tau_ff, q, qd, effort_li
     :data:`POSITION`, :data:`VELOCITY`); see the module docstring for the laws.
     """
     servo = mode != EFFORT
-    tau = tau_cmd + np.where(servo, kd * (qd_ref - qd) + tau_ff, 0.0)
-    tau = tau + np.where(mode == POSITION, kp * (q_ref - q), 0.0)
+    tau = tau_cmd + np.where(servo, kp * (q_ref - q) + kd * (qd_ref - qd) + tau_ff, 0.0)
     return np.minimum(np.maximum(tau, -effort_limit), effort_limit)
+
+
+def advance_velocity_references(mode, q_ref, qd_ref, q, h, lower, upper, max_error):
+    """
+    Move the references of the :data:`VELOCITY` joints on by ``h qd_ref``, in place.
+
+    A reference stays within the joint limits ``lower``, ``upper`` and within
+    ``max_error`` of the joint's position ``q`` (anti-windup: the error at which the
+    drive's effort saturates, ``effort_limit / kp``).
+    """
+    moving = mode == VELOCITY
+    if moving.any():
+        ref = np.minimum(np.maximum(q_ref + h * qd_ref, lower), upper)
+        ref = np.minimum(np.maximum(ref, q - max_error), q + max_error)
+        q_ref[moving] = ref[moving]
 
 
 def default_gains(inertia, h: float, frequency: float, damping_ratio: float):

@@ -44,10 +44,12 @@ import numpy as np
 
 from .computed_torque import joint_friction
 from .core.robot import FD_METHODS
+from .servo import advance_velocity_references
 from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION
 from .servo import servo_efforts
+from .servo import VELOCITY
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
 #: forward dynamics methods): the one list of each, which the nodes, the launch files
@@ -253,8 +255,8 @@ class Simulation:
         self._held = HeldCommand(n, params.command_timeout)
         # The drives (:mod:`.servo`): per joint a mode and its references, used once a
         # joint command arrives (effort commands alone take the plain effort path).
-        self.kp, self.kd = default_gains(self.inertia, self.h, params.servo_frequency,
-                                         params.servo_damping_ratio)
+        self.set_servo_gains(*default_gains(self.inertia, self.h, params.servo_frequency,
+                                            params.servo_damping_ratio))
         self.drive_mode = np.full(n, EFFORT, dtype=np.int64)
         self.tau_cmd, self.q_ref, self.qd_ref = np.zeros(n), np.zeros(n), np.zeros(n)
         self.tau_ff = np.zeros(n)
@@ -437,9 +439,13 @@ class Simulation:
                 f'{self.upper[joints[k]]:g}]')
         if not self.joint_commanded or self._joint_command_expired:
             self._hold_position()
+        # a velocity reference starts where the joint is, or goes on where it was
+        starting = (mode == VELOCITY) & (self.drive_mode[joints] != VELOCITY)
+        q_ref = np.where(positioned, q_ref, np.where(starting, self._x[joints],
+                                                     self.q_ref[joints]))
         self.drive_mode[joints] = mode
         self.tau_cmd[joints] = tau
-        self.q_ref[joints] = np.where(positioned, q_ref, 0.0)
+        self.q_ref[joints] = q_ref
         self.qd_ref[joints] = np.where(mode == EFFORT, 0.0, qd_ref)
         self._joint_command_time = self.t
         self._joint_command_expired = False
@@ -469,6 +475,8 @@ class Simulation:
         if self.steps >= self._feedforward_due:
             self.tau_ff = self.robot.bias_forces(q, qd)
             self._feedforward_due = self.steps + self.feedforward_steps
+        advance_velocity_references(self.drive_mode, self.q_ref, self.qd_ref, q, self.h,
+                                    self.lower, self.upper, self._servo_max_error)
         return servo_efforts(self.drive_mode, self.tau_cmd, self.q_ref, self.qd_ref, self.kp,
                              self.kd, self.tau_ff, q, qd, self.effort_limit)
 
@@ -481,6 +489,9 @@ class Simulation:
             raise ValueError(f'servo gains must be {self.n} finite numbers >= 0 each, '
                              f'got kp {kp!r}, kd {kd!r}')
         self.kp, self.kd = kp.copy(), kd.copy()
+        # the error at which a servo's effort saturates (the velocity references' bound)
+        self._servo_max_error = np.divide(self.effort_limit, kp, out=np.full(self.n, np.inf),
+                                          where=kp > 0.0)
 
     def command(self) -> np.ndarray:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""

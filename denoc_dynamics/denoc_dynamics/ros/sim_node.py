@@ -82,6 +82,7 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
+from .parameters import value as parameter_value
 from .robot_model import RobotModelSource
 from .simulation_services import attach_simulation_services
 from ..simulation import CommandOutOfRange
@@ -264,7 +265,7 @@ class SimNode(Node):
                         'layout (its <ros2_control> block): position, velocity, effort; '
                         'empty: arrays with one entry per name only', True,
                         additional_constraints=str(INTERFACES))
-            value = self.get_parameter(name).value
+            value = parameter_value(self, name, [])
             if value:
                 interfaces[joint] = list(value)
         try:
