@@ -58,6 +58,7 @@ class SimulationServices:
         from rclpy.action import ActionServer
         from rclpy.action import CancelResponse
         from rclpy.action import GoalResponse
+        from rclpy.callback_groups import ReentrantCallbackGroup
         self.node, self.msg, self.srv, self.action = node, msg, srv, action
         features = msg.SimulatorFeatures
         self.features = [
@@ -66,17 +67,21 @@ class SimulationServices:
             features.SIMULATION_STATE_SETTING, features.SIMULATION_STATE_PAUSE,
             features.STEP_SIMULATION_SINGLE, features.STEP_SIMULATION_MULTIPLE,
             features.STEP_SIMULATION_ACTION]
-        node.create_service(srv.GetSimulatorFeatures, '~/get_simulator_features',
-                            self._features)
-        node.create_service(srv.ResetSimulation, '~/reset_simulation', self._reset)
-        node.create_service(srv.GetSimulationState, '~/get_simulation_state', self._get_state)
-        node.create_service(srv.SetSimulationState, '~/set_simulation_state', self._set_state)
-        node.create_service(srv.StepSimulation, '~/step_simulation', self._step)
+        # Not the node's default (mutually exclusive) group: a stepping service waits for
+        # the physics timer's ticks, which must run meanwhile.
+        group = ReentrantCallbackGroup()
+        for srv_type, name, callback in (
+                (srv.GetSimulatorFeatures, 'get_simulator_features', self._features),
+                (srv.ResetSimulation, 'reset_simulation', self._reset),
+                (srv.GetSimulationState, 'get_simulation_state', self._get_state),
+                (srv.SetSimulationState, 'set_simulation_state', self._set_state),
+                (srv.StepSimulation, 'step_simulation', self._step)):
+            node.create_service(srv_type, f'~/{name}', callback, callback_group=group)
         self.action_server = ActionServer(
             node, action.SimulateSteps,
             f'{node.get_fully_qualified_name()}/simulate_steps', self._simulate_steps,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT)
+            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT, callback_group=group)
 
     # --- helpers ----------------------------------------------------------------------
     def _result(self, result, code, message=''):
