@@ -278,3 +278,47 @@ def test_joint_states_go_to_both_topics(sim):
     assert subscription.topic_name == '/robot_joint_commands'
     assert subscription.qos_profile.reliability == ReliabilityPolicy.RELIABLE
     assert subscription.qos_profile.depth == 1
+
+
+def test_without_simulation_interfaces_the_node_says_so_in_one_line(context, monkeypatch):
+    from denoc_dynamics.ros import simulation_services
+
+    def import_interfaces():
+        raise ImportError("No module named 'simulation_interfaces'")
+
+    lines = []
+    monkeypatch.setattr(simulation_services, 'import_interfaces', import_interfaces)
+    monkeypatch.setattr(SimNode, 'get_logger', lambda self: LogLines(lines))
+    node = make_sim(context)
+    try:
+        assert node.simulation_services is None
+        said = [line for line in lines if 'simulation_interfaces' in line]
+        assert len(said) == 1 and 'standard simulator services are off' in said[0], lines
+        # the rest works: a joint command moves the arm
+        node._on_joint_command(JointState(name=['joint1'], position=[0.2]))
+        states = run(node, 1.0)
+        assert abs(states[-1].position[0] - 0.2) < 2e-3
+        assert not any(s.srv_name.endswith('simulation') for s in node.services)
+        assert any(s.srv_name == '~/reset' for s in node.services)
+    finally:
+        node.destroy_node()
+
+
+def test_with_simulation_interfaces_the_services_are_there(sim):
+    pytest.importorskip('simulation_interfaces')
+    names = {s.srv_name for s in sim.services}   # as given: ~/ is the node's name
+    assert {f'~/{name}' for name in (
+        'get_simulator_features', 'reset_simulation', 'get_simulation_state',
+        'set_simulation_state', 'step_simulation', 'reset', 'pause')} <= names
+
+
+class LogLines:
+    """Stands in for a logger: keeps every line."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def _log(self, text, **kwargs):
+        self.lines.append(text)
+
+    info = warning = error = debug = _log

@@ -85,6 +85,7 @@ from .parameters import declare
 from .parameters import value as parameter_value
 from .robot_model import RobotModelSource
 from .simulation_services import attach_simulation_services
+from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
 from ..simulation import FD_METHODS
 from ..simulation import INTEGRATORS
@@ -92,7 +93,6 @@ from ..simulation import PhysicsParameters
 from ..simulation import Simulation
 from ..simulation import SimulationRunner
 from ..simulation import START_MODES
-from ..servo import unstable_gains
 
 
 def _time_msg(msg, seconds):
@@ -261,7 +261,7 @@ class SimNode(Node):
             name = f'command_interfaces.{joint}'
             if not self.has_parameter(name):
                 declare(self, name, Parameter.Type.STRING_ARRAY, [],
-                        f'command interfaces of {joint} in JointStateTopicSystem\'s compact '
+                        f"command interfaces of {joint} in JointStateTopicSystem's compact "
                         'layout (its <ros2_control> block): position, velocity, effort; '
                         'empty: arrays with one entry per name only', True,
                         additional_constraints=str(INTERFACES))

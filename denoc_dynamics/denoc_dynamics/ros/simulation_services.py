@@ -36,12 +36,18 @@ cannot be imported the node runs without these and says so in one log line.
 import importlib
 
 
+def import_interfaces():
+    """Return the msg, srv and action modules of simulation_interfaces (ImportError)."""
+    modules = [importlib.import_module(f'simulation_interfaces.{kind}')
+               for kind in ('msg', 'srv', 'action')]
+    importlib.import_module('rclpy.action')   # needs rcl_action
+    return modules
+
+
 def attach_simulation_services(node):
     """Offer the simulation_interfaces services on the sim ``node``; None if not installed."""
     try:
-        modules = [importlib.import_module(f'simulation_interfaces.{kind}')
-                   for kind in ('msg', 'srv', 'action')]
-        from rclpy.action import ActionServer  # noqa: F401 (needs rcl_action)
+        modules = import_interfaces()
     except ImportError as exc:
         node.get_logger().info(f'simulation_interfaces is not installed ({exc}): the '
                                'standard simulator services are off (~/reset and ~/pause '
