@@ -10,6 +10,7 @@ must get there and stay.  Runs under pytest (launch_testing's plugin) and as
 """
 
 import os
+import subprocess
 import sys
 import time
 import unittest
@@ -125,6 +126,18 @@ class TestJointStateTopicSystem(unittest.TestCase):
         self.client.spin_for(1.0)
         self.assertLess(abs(self.states[-1].velocity[0]), 1e-3)
         self.assertLess(np.abs(self.position()[1:] - TARGET[1:]).max(), 2e-3)
+
+    def test_4_the_ros2_topic_pub_command_of_docs_ros2_control_md(self, proc_output):
+        # the command as docs/ros2_control.md gives it
+        proc = subprocess.run(
+            ['ros2', 'topic', 'pub', '--once', '/robot_joint_commands',
+             'sensor_msgs/msg/JointState', '{name: [joint1, joint4], position: [0.3, -1.0]}'],
+            capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.client.spin_for(3.0)
+        q = self.position()
+        self.assertLess(abs(q[0] - 0.3), 2e-3, q)
+        self.assertLess(abs(q[3] + 1.0), 2e-3, q)
 
 
 @launch_testing.post_shutdown_test()
