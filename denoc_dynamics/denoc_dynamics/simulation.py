@@ -14,6 +14,10 @@ classes of this module, which can be tested and benchmarked in-process:
   one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``,
   and the joint's drive cannot push it faster than ``<limit velocity>``
   (:meth:`Simulation.drive`).
+* Joint drives in a real arm's modes (:mod:`.servo`): effort commands
+  (:meth:`Simulation.set_command`), or per joint position and velocity servos at the
+  physics rate, with the model's gravity and bias forces evaluated once a publish
+  period and held (:meth:`Simulation.set_joint_command`).
 * :class:`SimulationRunner` steps the simulation in chunks of one publish period,
   paces it to a real-time factor, measures the achieved one
   (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish.  It owns the
@@ -309,7 +313,6 @@ class Simulation:
         return 'reset to the initial state (hold mode)'
 
     def _restart(self, mode, paused):
-        self._steps_before_restart = getattr(self, 'steps', 0)
         self._x[:self.n] = self.q0
         self._x[self.n:] = self.qd0
         self.steps = 0
@@ -331,8 +334,9 @@ class Simulation:
 
     def reset_state(self):
         """Put the state back to the initial one in hold mode; the time runs on."""
+        steps = self.steps
         self._restart('hold', paused=self.paused)
-        self.steps = self._steps_before_restart
+        self.steps = steps
 
     def reset_time(self):
         """Set the simulated time back to zero; the state and the commands stay."""

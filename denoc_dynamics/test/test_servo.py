@@ -1,4 +1,4 @@
-"""The joint drives (denoc_dynamics.servo) and the Simulation's joint commands, stepping, resets."""
+"""The joint drives (denoc_dynamics.servo); Simulation joint commands, stepping, resets."""
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
