@@ -68,6 +68,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -290,7 +291,6 @@ class SimNode(Node):
 
     def next_tick(self):
         """Return a future that the next tick of the physics timer completes."""
-        from rclpy.task import Future
         future = Future()
         self._tick_waiters.append(future)
         return future
