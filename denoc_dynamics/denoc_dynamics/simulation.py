@@ -186,9 +186,9 @@ def effective_inertia(robot, samples: int = 64, seed: int = 0,
     plus the zero pose and ``q_extra``; 1 / (M^-1)_ii is the inertia that joint i
     feels when all the other joints move freely.
     """
-    chain = robot.chain
-    lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
-    upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    joints = robot.joints
+    lower = np.where(np.isfinite(joints.lower), joints.lower, -math.pi)
+    upper = np.where(np.isfinite(joints.upper), joints.upper, math.pi)
     rng = np.random.default_rng(seed)
     poses = [rng.uniform(lower, upper, size=(samples, robot.n)), np.zeros((1, robot.n))]
     if q_extra is not None:
@@ -223,20 +223,20 @@ class Simulation:
             raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
         self.start_mode = start_mode
         n = self.n = robot.n
-        chain = robot.chain
+        joints = robot.joints
         self.h = 1.0 / params.physics_rate
         self.q0 = self._vector(initial_positions, 'initial_positions')
         self.qd0 = self._vector(initial_velocities, 'initial_velocities')
         # the chain already holds +-inf where there is no limit (continuous joints too)
-        self.lower, self.upper = chain.lower, chain.upper
+        self.lower, self.upper = joints.lower, joints.upper
         outside = (self.q0 < self.lower) | (self.q0 > self.upper)
         if np.any(outside):
             bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
             raise ValueError(f'initial_positions outside the joint limits for {bad}')
-        self.effort_limit = chain.effort          # inf where the URDF gives none
-        self.velocity_limit = chain.velocity      # inf where the URDF gives none
-        self.damping = np.asarray(chain.damping, dtype=float).copy()
-        self.friction = np.asarray(chain.friction, dtype=float).copy()
+        self.effort_limit = joints.effort         # inf where the URDF gives none
+        self.velocity_limit = joints.velocity     # inf where the URDF gives none
+        self.damping = joints.damping.copy()
+        self.friction = joints.friction.copy()
 
         # Passive-physics gains within the integrator's stability budget (module doc).
         self.inertia = effective_inertia(robot, q_extra=self.q0)

@@ -87,6 +87,25 @@ class Kinematics(NamedTuple):
         return out
 
 
+class JointProperties(NamedTuple):
+    """
+    The URDF's joint properties per coordinate (:attr:`Robot.joints`), in the order of q.
+
+    ``lower``, ``upper`` position limits (+-inf where there are none, continuous joints
+    too), ``velocity`` and ``effort`` limits (inf where none), ``damping`` and
+    ``friction`` from ``<dynamics>``, ``continuous`` and ``prismatic`` flags.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    continuous: np.ndarray
+    prismatic: np.ndarray
+
+
 class Robot:
     """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
 
@@ -145,6 +164,24 @@ class Robot:
         return {c.joint_names[k]: (c.joint_names[c.mimic_leader[k]],
                                    float(c.mimic_multiplier[k]), float(c.mimic_offset[k]))
                 for k in range(c.n) if c.mimic_leader[k] >= 0}
+
+    @property
+    def joints(self) -> 'JointProperties':
+        """
+        Return the URDF joint properties per coordinate, in the order of q.
+
+        A coordinate takes its own joint's limits; with mimic joints, the damping and
+        the Coulomb friction of each mimic joint m are added to its leader's as the
+        power it dissipates: damping a_m^2 c_m and friction |a_m| f_m.
+        """
+        c, k = self.chain, self.chain.coordinates
+        damping, friction = c.damping[k].astype(float), c.friction[k].astype(float)
+        if self._G is not None:
+            damping = (self._G ** 2).T @ c.damping
+            friction = np.abs(self._G).T @ c.friction
+        return JointProperties(c.lower[k], c.upper[k], c.velocity[k], c.effort[k],
+                               damping, friction, c.continuous[k].astype(bool),
+                               c.prismatic[k].astype(bool))
 
     def body_positions(self, q) -> np.ndarray:
         """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
