@@ -30,17 +30,51 @@ def _launch_stack_missing():
 LAUNCH_STACK_MISSING = _launch_stack_missing()
 LAUNCH_TESTS_REQUIRED = os.environ.get(REQUIRE_LAUNCH_TESTS) == 'required'
 
+#: Set to ``required`` (make test does, where ../shared/ros2-msgs exists): a test
+#: marked ``ros2_msgs`` (control_msgs, simulation_interfaces) that skips is a failure.
+REQUIRE_ROS2_MSGS = 'DENOC_REQUIRE_ROS2_MSGS'
+ROS2_MSGS_REQUIRED = os.environ.get(REQUIRE_ROS2_MSGS) == 'required'
+
+
+def _ros2_msgs_missing():
+    """Return why control_msgs or simulation_interfaces cannot be imported, or None."""
+    for name in ('control_msgs.action', 'simulation_interfaces.srv'):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return f'{name}: {exc}'
+    return None
+
+
+ROS2_MSGS_MISSING = _ros2_msgs_missing()
+
+
+@pytest.fixture(scope='session')
+def ros2_msgs():
+    """Skip (a failure where they are required) without control_msgs and simulation_interfaces."""
+    if ROS2_MSGS_MISSING is not None:
+        pytest.skip(f'control_msgs / simulation_interfaces not installed ({ROS2_MSGS_MISSING}):'
+                    ' make test builds them from ../shared/ros2-msgs')
+
 if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
     collect_ignore_glob = list(LAUNCH_TESTS)
 
 
 def pytest_report_header(config):
-    """Say in one line whether the launch tests run, and if not why."""
+    """Say in one line each whether the launch tests and the ros2_msgs tests run."""
     if LAUNCH_STACK_MISSING is None:
         mode = ' (required: a skip fails)' if LAUNCH_TESTS_REQUIRED else ''
-        return f'launch tests: run{mode}'
-    return ('launch tests: skipped, the ROS 2 launch stack is not installed '
-            f'({LAUNCH_STACK_MISSING}); see README "Testing"')
+        lines = [f'launch tests: run{mode}']
+    else:
+        lines = ['launch tests: skipped, the ROS 2 launch stack is not installed '
+                 f'({LAUNCH_STACK_MISSING}); see README "Testing"']
+    if ROS2_MSGS_MISSING is None:
+        mode = ' (required: a skip fails)' if ROS2_MSGS_REQUIRED else ''
+        lines.append(f'control_msgs / simulation_interfaces tests: run{mode}')
+    else:
+        lines.append('control_msgs / simulation_interfaces tests: skipped, not installed '
+                     f'({ROS2_MSGS_MISSING})')
+    return lines
 
 
 def pytest_sessionstart(session):
@@ -51,6 +85,9 @@ def pytest_sessionstart(session):
     `import denoc_dynamics` must resolve to install/.../site-packages. Set
     DENOC_TEST_FROM_SOURCE=1 to run against the source tree on purpose.
     """
+    if ROS2_MSGS_REQUIRED and ROS2_MSGS_MISSING is not None:
+        raise pytest.UsageError(
+            f'{REQUIRE_ROS2_MSGS}=required but they cannot be imported: {ROS2_MSGS_MISSING}')
     if LAUNCH_TESTS_REQUIRED and LAUNCH_STACK_MISSING is not None:
         raise pytest.UsageError(
             f'{REQUIRE_LAUNCH_TESTS}=required but the launch stack cannot be imported: '
@@ -75,10 +112,14 @@ def _is_launch_test(path):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Where the launch tests are required, a skipped launch test is a failure."""
+    """Where the launch tests (ros2_msgs tests) are required, a skip of one is a failure."""
     outcome = yield
     report = outcome.get_result()
     if LAUNCH_TESTS_REQUIRED and report.skipped and _is_launch_test(item.path):
         report.outcome = 'failed'
         report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_LAUNCH_TESTS}=required: '
+                           f'{report.longrepr}')
+    elif ROS2_MSGS_REQUIRED and report.skipped and item.get_closest_marker('ros2_msgs'):
+        report.outcome = 'failed'
+        report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_ROS2_MSGS}=required: '
                            f'{report.longrepr}')

@@ -10,7 +10,7 @@ joint of ``--joints``); ``--velocities`` / ``--accelerations`` take the same for
     send_trajectory --joints joint1,joint4 --point 3:0.8,-1.6 --point 6:0,-1.2
 
 It waits for the controller to subscribe, publishes, and then reads the
-controller's ``controller_state`` counters to say whether the trajectory was
+controller's ``~/status`` counters to say whether the trajectory was
 accepted (exit code 0) or rejected (exit code 1; the reason is in the controller's
 log).  Exit code 2: bad arguments or no controller within ``--timeout``.
 """
@@ -73,8 +73,8 @@ def parse_args(argv):
 
 
 def state_topic(trajectory_topic):
-    """Return the controller_state topic next to a controller's joint_trajectory topic."""
-    return trajectory_topic.rsplit('/', 1)[0] + '/controller_state'
+    """Return the status topic next to a controller's joint_trajectory topic."""
+    return trajectory_topic.rsplit('/', 1)[0] + '/status'
 
 
 def send(node, executor, msg, topic, timeout):
@@ -102,7 +102,7 @@ def send(node, executor, msg, topic, timeout):
             return 'rejected'
         if latest.trajectories_accepted > before.trajectories_accepted:
             return 'accepted'
-    return 'sent (no answer on the controller state)'
+    return 'sent (no answer on the controller status)'
 
 
 def main(argv=None):
