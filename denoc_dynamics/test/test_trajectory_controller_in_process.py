@@ -1,0 +1,195 @@
+"""
+trajectory_controller built in-process, its callbacks called directly (no DDS wait).
+
+Bad trajectories (issue 17: old stamps, implied velocities above the limits, too many
+points, huge or negative times, NaN, Inf, wrong lengths) are rejected and nothing
+moves; a trajectory before the first joint state waits for it; the INFO line per
+accepted trajectory is summarized.
+"""
+
+import math
+
+from builtin_interfaces.msg import Duration
+from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.ros.trajectory_controller import AcceptLog
+from denoc_dynamics.ros.trajectory_controller import TrajectoryController
+import numpy as np
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+pytestmark = pytest.mark.ros
+
+POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
+NAMES = [f'joint{k}' for k in range(1, 8)]
+T0 = 1000.0   # the joint states' clock [s]
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+class Recorder:
+    """Stands in for a publisher: keeps what is published."""
+
+    def __init__(self):
+        self.messages = []
+
+    def publish(self, msg):
+        self.messages.append(msg)
+
+
+def make(context, **params):
+    params.setdefault('urdf_path', bundled_urdf())
+    node = TrajectoryController(context=context, parameter_overrides=[
+        Parameter(name, value=value) for name, value in params.items()])
+    node.effort_pub = Recorder()
+    return node
+
+
+def joint_state(t, q=POSE):
+    msg = JointState(name=NAMES, position=[float(x) for x in q], velocity=[0.0] * 7)
+    msg.header.stamp.sec = int(t)
+    msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
+    return msg
+
+
+def trajectory(names, points, stamp=0.0):
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec = int(stamp)
+    for time, positions in points:
+        point = JointTrajectoryPoint(positions=[float(x) for x in positions])
+        point.time_from_start = Duration(sec=math.floor(time),
+                                         nanosec=int(round((time % 1.0) * 1e9)))
+        msg.points.append(point)
+    return msg
+
+
+def target(offset=0.1):
+    return [q + offset for q in POSE]
+
+
+def test_a_trajectory_before_the_first_joint_state_starts_from_it(context):
+    node = make(context)
+    try:
+        assert node.follow(trajectory(NAMES, [(1.0, target())])) is None   # waits
+        assert node.rejections.total == 0
+        node._on_joint_state(joint_state(T0))
+        assert node.active and node.accepted == 1
+        assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
+        np.testing.assert_allclose(node.trajectory.sample(T0)[0], POSE)
+        np.testing.assert_allclose(node.trajectory.sample(T0 + 2.0)[0], target())
+    finally:
+        node.destroy_node()
+
+
+def test_a_waiting_trajectory_expires_after_joint_state_timeout(context):
+    node = make(context, joint_state_timeout=0.0)
+    try:
+        assert node.follow(trajectory(NAMES, [(1.0, target())])) is None
+        node._expire_pending()
+        assert node.pending is None
+        assert node.rejections.counts == {'no state': 1}
+        node._on_joint_state(joint_state(T0))
+        assert not node.active and node.accepted == 0
+    finally:
+        node.destroy_node()
+
+
+def many_points(count, step=1e-3, swing=0.2):
+    """joint7 swinging +-swing every step seconds (issue 17: 5x its velocity limit)."""
+    return [(step * (k + 1), POSE[:6] + [POSE[6] + (swing if k % 2 else -swing)])
+            for k in range(count)]
+
+
+BAD = {
+    'old header timestamp': lambda: trajectory(NAMES, [(2.0, target())], stamp=T0 - 3600.0),
+    'velocity limit': lambda: trajectory(NAMES, many_points(1000)),
+    'too many points': lambda: trajectory(NAMES, many_points(10000, step=1.0, swing=0.01)),
+    'time': lambda: trajectory(NAMES, [(1e9, target())]),
+    'non-finite': lambda: trajectory(NAMES, [(1.0, target(float('nan')))]),
+    'length': lambda: trajectory(NAMES, [(1.0, target()[:6])]),
+    'partial joints': lambda: trajectory(NAMES[:3], [(1.0, target()[:3])]),
+}
+
+
+@pytest.mark.parametrize('reason', sorted(BAD))
+def test_bad_trajectories_are_rejected_and_nothing_moves(context, reason):
+    node = make(context)
+    try:
+        node._on_joint_state(joint_state(T0))
+        held = node.effort_pub.messages[-1].data
+        assert node.follow(BAD[reason]()) is False
+        assert node.rejections.counts == {reason: 1}
+        node._on_joint_state(joint_state(T0 + 0.5))
+        assert not node.active
+        np.testing.assert_allclose(node.effort_pub.messages[-1].data, held)
+    finally:
+        node.destroy_node()
+
+
+def test_negative_and_infinite_times_are_rejected(context):
+    node = make(context)
+    try:
+        node._on_joint_state(joint_state(T0))
+        negative = trajectory(NAMES, [(1.0, target())])
+        negative.points[0].time_from_start = Duration(sec=-5)
+        infinite = trajectory(NAMES, [(1.0, target())])
+        infinite.points[0].positions[2] = float('inf')
+        assert node.follow(negative) is False and node.follow(infinite) is False
+        assert node.rejections.counts == {'time': 1, 'non-finite': 1}
+    finally:
+        node.destroy_node()
+
+
+def test_the_same_points_within_the_velocity_limits_are_accepted(context):
+    # the 'velocity limit' trajectory slowed to 0.2 rad per 0.1 s (2 rad/s < 2.61)
+    node = make(context, allow_partial_joints_goal=True)
+    try:
+        node._on_joint_state(joint_state(T0))
+        slow = trajectory(['joint7'], [(0.1 * (k + 1), [POSE[6] + (0.1 if k % 2 else -0.1)])
+                                       for k in range(10)])
+        assert node.follow(slow) is True
+        fast = trajectory(['joint7'], [(0.01 * (k + 1), [POSE[6] + (0.1 if k % 2 else -0.1)])
+                                       for k in range(10)])
+        assert node.follow(fast) is False
+        assert node.rejections.counts == {'velocity limit': 1}
+    finally:
+        node.destroy_node()
+
+
+def test_a_recent_stamp_is_accepted(context):
+    node = make(context)
+    try:
+        node._on_joint_state(joint_state(T0))
+        assert node.follow(trajectory(NAMES, [(2.0, target())], stamp=T0 - 1.0)) is True
+        assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
+    finally:
+        node.destroy_node()
+
+
+class InfoLog:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, text):
+        self.lines.append(text)
+
+
+def test_accepted_trajectories_are_logged_at_most_once_a_period():
+    log, now = InfoLog(), [0.0]
+    accepted = AcceptLog(log, clock=lambda: now[0])
+    for _ in range(1000):
+        accepted('trajectory accepted')
+        now[0] += 0.001
+    assert log.lines == ['trajectory accepted']
+    now[0] += 5.0
+    accepted('trajectory accepted')
+    assert len(log.lines) == 2 and '999 more accepted' in log.lines[1]
