@@ -88,7 +88,8 @@ class ComputedTorque:
         self.friction_feedback = _gains(friction_feedback, n, 'friction_feedback')
         scale = float(friction_scale)
         if not (np.isfinite(scale) and scale >= 0.0):
-            raise ValueError(f'friction_scale must be a finite number >= 0, got {friction_scale!r}')
+            raise ValueError(f'friction_scale must be a finite number >= 0, '
+                             f'got {friction_scale!r}')
         self.damping = scale * np.asarray(chain.damping, dtype=float)
         self.friction = scale * np.asarray(chain.friction, dtype=float)
 

@@ -49,8 +49,9 @@ def trajectory_controller(context):
     urdf = LaunchConfiguration('urdf').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
-    friction = controller_friction_parameters(
-        urdf, params_file, namespace, integrator=LaunchConfiguration('integrator').perform(context))
+    integrator = LaunchConfiguration('integrator').perform(context)
+    friction = controller_friction_parameters(urdf, params_file, namespace,
+                                              integrator=integrator)
     return [Node(
         package='denoc_dynamics', executable='trajectory_controller',
         name='trajectory_controller', namespace=namespace, output='screen',

@@ -28,13 +28,11 @@ NAMESPACES = ('arm1', 'arm2')
 
 def generate_launch_description():
     share = FindPackageShare('denoc_dynamics')
-    arms = [IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch',
-                                                            'sim_arm.launch.py'])),
-        launch_arguments={'namespace': namespace, 'use_sim_time': 'false',
-                          'urdf': LaunchConfiguration('urdf'),
-                          'params_file': LaunchConfiguration('params_file')}.items())
-        for namespace in NAMESPACES]
+    source = PythonLaunchDescriptionSource(
+        PathJoinSubstitution([share, 'launch', 'sim_arm.launch.py']))
+    arms = [IncludeLaunchDescription(source, launch_arguments={
+        'namespace': namespace, 'use_sim_time': 'false', 'urdf': LaunchConfiguration('urdf'),
+        'params_file': LaunchConfiguration('params_file')}.items()) for namespace in NAMESPACES]
     return LaunchDescription([
         DeclareLaunchArgument(
             'urdf', default_value=PathJoinSubstitution([share, 'urdf', 'denoc_arm7.urdf']),

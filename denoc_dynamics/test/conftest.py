@@ -56,8 +56,15 @@ def ros2_msgs():
         pytest.skip(f'control_msgs / simulation_interfaces not installed ({ROS2_MSGS_MISSING}):'
                     ' make test builds them from ../shared/ros2-msgs')
 
+
+#: The launch tests that need control_msgs too (they import it).
+ROS2_MSGS_LAUNCH_TESTS = ('test_moveit_launch.py', 'test_two_arms_launch.py')
+
+collect_ignore_glob = []
 if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
-    collect_ignore_glob = list(LAUNCH_TESTS)
+    collect_ignore_glob += list(LAUNCH_TESTS)
+if ROS2_MSGS_MISSING is not None and not ROS2_MSGS_REQUIRED:
+    collect_ignore_glob += list(ROS2_MSGS_LAUNCH_TESTS)
 
 
 def pytest_report_header(config):

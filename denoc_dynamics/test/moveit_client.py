@@ -120,7 +120,7 @@ class MoveItLikeClient:
     # --- scenarios ---------------------------------------------------------------------
     def check_quintic_move(self, test, names, offsets, total=3.0, deadline=1.0):
         """
-        A 10-point quintic ends SUCCESSFUL in time, and the arm rests within 1 mrad.
+        Check that a 10-point quintic ends SUCCESSFUL in time and rests within 1 mrad.
 
         In time: within ``deadline`` times MoveIt's 1.1 ``total`` + 0.5 s.
         """
@@ -138,7 +138,7 @@ class MoveItLikeClient:
         return target
 
     def check_unknown_joint(self, test, names):
-        """A goal naming a joint the controller does not have ends INVALID_JOINTS."""
+        """Check that a goal naming an unknown joint ends INVALID_JOINTS."""
         bad = list(names[:-1]) + ['no_such_joint']
         start = self.positions(names)
         status, result, _ = self.execute(quintic(bad, start, start, 1.0, 2))
@@ -147,7 +147,7 @@ class MoveItLikeClient:
         test.assertIn('no_such_joint', result.error_string)
 
     def check_goal_tolerance_violated(self, test, names):
-        """A goal tolerance of 1e-9 rad, goal_time_tolerance 0.01 s: GOAL_TOLERANCE_VIOLATED."""
+        """Check that goal tolerance 1e-9 rad in 0.01 s gives GOAL_TOLERANCE_VIOLATED."""
         start = self.positions(names)
         target = start + 0.05
         status, result, _ = self.execute(
@@ -160,7 +160,7 @@ class MoveItLikeClient:
                          result.error_string)
 
     def check_cancel_holds(self, test, names):
-        """A goal canceled halfway ends CANCELED and the arm holds where it was."""
+        """Check that a goal canceled halfway ends CANCELED and the arm holds there."""
         start = self.positions(names)
         target = start + 0.3
         handle = self.send(quintic(names, start, target, 3.0))
@@ -178,7 +178,7 @@ class MoveItLikeClient:
         test.assertLess(drift, 1e-3, f'the arm moved on by {drift * 1e3:.2f} mrad')
 
     def check_preemption(self, test, names):
-        """A second goal preempts the first (aborted, INVALID_GOAL) and is reached."""
+        """Check that a second goal preempts the first (aborted, INVALID_GOAL)."""
         start = self.positions(names)
         first = self.send(quintic(names, start, start + 0.3, 3.0))
         self.ros.spin_for(0.5)

@@ -132,7 +132,7 @@ class TestMoveItLaunch(unittest.TestCase):
 
     @staticmethod
     def shell(command, tries=5):
-        """Run a command of the doc in a shell (this test's domain); return its output."""
+        """Return the output of a command of the doc, run by bash in this test's domain."""
         for _ in range(tries):
             proc = subprocess.run(command, shell=True, capture_output=True, text=True,
                                   timeout=TIMEOUT)

@@ -128,6 +128,7 @@ def test_a_flood_of_goals_leaves_the_controller_alive_with_flat_memory(arm):
     assert second - first < 4096, f'RSS grew from {first} to {second} KiB'
     # one INFO line per accepted trajectory at most every 5 s (ACCEPT_LOG_PERIOD)
     lines = controller.output().count('trajectory accepted')
-    print(f'flood: {goals} goals and {messages} trajectories, controller RSS {first} -> {second} KiB, {lines} INFO lines')
+    print(f'flood: {goals} goals and {messages} trajectories, controller RSS {first} -> '
+          f'{second} KiB, {lines} INFO lines')
     assert lines < 15, f'{lines} INFO lines for {sent} goals'
     client.check_quintic_move(unittest.TestCase(), NAMES, OFFSETS)   # still in control

@@ -176,6 +176,7 @@ def test_a_recent_stamp_is_accepted(context):
 
 
 class InfoLog:
+
     def __init__(self):
         self.lines = []
 

@@ -47,8 +47,8 @@ from rclpy.parameter import Parameter
 from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
-from .node_main import RosSession
 from .launch_support import friction_velocity_parameters
+from .node_main import RosSession
 from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
 from .trajectory_controller import TrajectoryController
