@@ -28,11 +28,16 @@ NAMESPACES = ('arm1', 'arm2')
 
 def generate_launch_description():
     share = FindPackageShare('denoc_dynamics')
-    source = PythonLaunchDescriptionSource(
-        PathJoinSubstitution([share, 'launch', 'sim_arm.launch.py']))
-    arms = [IncludeLaunchDescription(source, launch_arguments={
-        'namespace': namespace, 'use_sim_time': 'false', 'urdf': LaunchConfiguration('urdf'),
-        'params_file': LaunchConfiguration('params_file')}.items()) for namespace in NAMESPACES]
+    # one source per arm: a source loads its launch description once, and launch runs
+    # an action only once
+    arms = []
+    for namespace in NAMESPACES:
+        source = PythonLaunchDescriptionSource(
+            PathJoinSubstitution([share, 'launch', 'sim_arm.launch.py']))
+        arguments = {'namespace': namespace, 'use_sim_time': 'false',
+                     'urdf': LaunchConfiguration('urdf'),
+                     'params_file': LaunchConfiguration('params_file')}
+        arms.append(IncludeLaunchDescription(source, launch_arguments=arguments.items()))
     return LaunchDescription([
         DeclareLaunchArgument(
             'urdf', default_value=PathJoinSubstitution([share, 'urdf', 'denoc_arm7.urdf']),

@@ -34,10 +34,15 @@ def duration(msg, value):
 
 
 def quintic(names, start, target, total=3.0, points=10):
-    """Return a ``points``-point rest-to-rest quintic JointTrajectory over ``total`` s."""
+    """
+    Return a rest-to-rest quintic JointTrajectory over ``total`` s, as MoveIt plans it.
+
+    A first point at time 0 at ``start`` (MoveIt's trajectories begin with the current
+    state), then ``points`` points.
+    """
     start, target = np.asarray(start, dtype=float), np.asarray(target, dtype=float)
     msg = JointTrajectory(joint_names=list(names))
-    for k in range(1, points + 1):
+    for k in range(0, points + 1):
         s = k / points
         blend = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
         rate = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / total

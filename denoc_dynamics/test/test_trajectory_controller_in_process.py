@@ -194,3 +194,42 @@ def test_accepted_trajectories_are_logged_at_most_once_a_period():
     now[0] += 5.0
     accepted('trajectory accepted')
     assert len(log.lines) == 2 and '999 more accepted' in log.lines[1]
+
+
+def test_without_control_msgs_the_controller_runs_on_the_topic_and_says_so(
+        context, monkeypatch):
+    from denoc_dynamics.ros import trajectory_controller
+    from denoc_dynamics_interfaces.msg import TrajectoryControllerState
+
+    def missing():
+        raise ImportError("No module named 'control_msgs'")
+
+    monkeypatch.setattr(trajectory_controller, 'control_msgs_interfaces', missing)
+    lines = []
+    monkeypatch.setattr(TrajectoryController, 'get_logger',
+                        lambda self: type('Log', (), {
+                            'info': lambda _, text: lines.append(text),
+                            'warning': lambda _, text: lines.append(text)})())
+    node = make(context)
+    try:
+        assert node.action is None and node.action_server is None
+        assert node.state_pub.msg_type is TrajectoryControllerState
+        said = [line for line in lines if 'control_msgs is not installed' in line]
+        assert len(said) == 1 and 'no ~/follow_joint_trajectory' in said[0]
+        node._on_joint_state(joint_state(T0))
+        assert node.follow(trajectory(NAMES, [(1.0, target())])) is True
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.ros2_msgs
+def test_with_control_msgs_the_controller_serves_the_action(context, ros2_msgs):
+    from control_msgs.msg import JointTrajectoryControllerState
+    node = make(context)
+    try:
+        assert node.action_server is not None
+        assert node.state_pub.msg_type is JointTrajectoryControllerState
+        names = [service.srv_name for service in node.services]
+        assert any(name.endswith('/query_state') for name in names), names
+    finally:
+        node.destroy_node()

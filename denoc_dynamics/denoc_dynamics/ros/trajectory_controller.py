@@ -315,6 +315,9 @@ class TrajectoryController(Node):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
         try:
             action, state, query = control_msgs_interfaces()
+            from rclpy.action import ActionServer
+            from rclpy.action import CancelResponse
+            from rclpy.action import GoalResponse
         except ImportError as exc:
             self.action = self.action_server = None
             self.state_pub = self.create_publisher(
@@ -324,9 +327,6 @@ class TrajectoryController(Node):
                 'no ~/query_state; ~/controller_state is '
                 'denoc_dynamics_interfaces/TrajectoryControllerState')
             return
-        from rclpy.action import ActionServer
-        from rclpy.action import CancelResponse
-        from rclpy.action import GoalResponse
         self.action = action
         self.state_pub = self.create_publisher(state, '~/controller_state', 10)
         self._control_state_type = state
