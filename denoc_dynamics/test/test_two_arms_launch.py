@@ -38,6 +38,7 @@ SHARE = get_package_share_directory('denoc_dynamics')
 URDF = os.path.join(SHARE, 'urdf', 'denoc_arm7.urdf')
 TIMEOUT = 60.0
 SCALES = {'arm1': 0.5, 'arm2': 1.5}
+POSE = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])   # config/sim_arm.yaml
 OFFSETS = {'arm1': np.array([0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3]),
            'arm2': np.array([-0.25, 0.15, -0.3, 0.3, 0.3, -0.2, -0.3])}
 FILES = {}
@@ -106,7 +107,7 @@ class TestTwoArmsLaunch(unittest.TestCase):
         handles, targets = {}, {}
         for namespace, arm in self.arms.items():
             start = arm.positions(self.names)
-            targets[namespace] = start - OFFSETS[namespace]
+            targets[namespace] = POSE - 0.5 * OFFSETS[namespace]   # wherever the arm is
             handles[namespace] = arm.send(quintic(self.names, start, targets[namespace]))
         for namespace, arm in self.arms.items():
             status, result = arm.result(handles[namespace], SLACK * (1.1 * 3.0 + 0.5))
