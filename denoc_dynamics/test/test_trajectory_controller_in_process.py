@@ -233,3 +233,91 @@ def test_with_control_msgs_the_controller_serves_the_action(context, ros2_msgs):
         assert any(name.endswith('/query_state') for name in names), names
     finally:
         node.destroy_node()
+
+
+class FakeGoalHandle:
+    """Stands in for rclpy's ServerGoalHandle: records what the controller does with it."""
+
+    def __init__(self, goal):
+        self.request = goal
+        self.is_cancel_requested = False
+        self.states = []
+        self.feedback = []
+
+    def publish_feedback(self, msg):
+        self.feedback.append(msg)
+
+    def succeed(self):
+        self.states.append('succeeded')
+
+    def abort(self):
+        self.states.append('aborted')
+
+    def canceled(self):
+        self.states.append('canceled')
+
+
+def goal_of(msg, **fields):
+    from control_msgs.action import FollowJointTrajectory
+    return FakeGoalHandle(FollowJointTrajectory.Goal(trajectory=msg, **fields))
+
+
+@pytest.mark.ros2_msgs
+def test_goal_semantics_in_process(context, ros2_msgs):
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTolerance
+    codes = FollowJointTrajectory.Result
+    node = make(context)
+    try:
+        node._on_joint_state(joint_state(T0))
+        # bad goals: aborted at once with joint_trajectory_controller's codes
+        for msg, fields, code in [
+                (trajectory(NAMES[:6] + ['elbow'], [(1.0, target())]), {},
+                 codes.INVALID_JOINTS),
+                (trajectory(NAMES, [(1.0, target())], stamp=T0 - 3600.0), {},
+                 codes.OLD_HEADER_TIMESTAMP),
+                (trajectory(NAMES, [(1.0, target(float('inf')))]), {}, codes.INVALID_GOAL),
+                (trajectory(NAMES, [(1.0, target())]),
+                 {'goal_tolerance': [JointTolerance(name='joint1', position=-2.0)]},
+                 codes.INVALID_GOAL)]:
+            handle = goal_of(msg, **fields)
+            goal = node.follow(msg, 'action', handle)
+            assert handle.states == ['aborted'] and goal.future.result().error_code == code
+        assert not node.active
+        # a goal, then a second one: the first is preempted (INVALID_GOAL)
+        first = goal_of(trajectory(NAMES, [(1.0, target())]))
+        one = node.follow(first.request.trajectory, 'action', first)
+        node._on_joint_state(joint_state(T0 + 0.1))
+        assert first.feedback and first.feedback[-1].index == 0
+        second = goal_of(trajectory(NAMES, [(1.0, target(0.05))]))
+        two = node.follow(second.request.trajectory, 'action', second)
+        assert first.states == ['aborted'] and 'preempted' in one.future.result().error_string
+        # cancel: holds where the arm is, goal canceled
+        second.is_cancel_requested = True
+        moved = [q + 0.01 for q in POSE]
+        node._on_joint_state(joint_state(T0 + 0.2, moved))
+        assert second.states == ['canceled'] and two.done and not node.active
+        np.testing.assert_allclose(node.trajectory.sample(T0 + 5.0)[0], moved)
+        # success once past the last point within the (default) tolerances
+        third = goal_of(trajectory(NAMES, [(0.5, moved)]))
+        node.follow(third.request.trajectory, 'action', third)
+        node._on_joint_state(joint_state(T0 + 0.8, moved))
+        assert third.states == ['succeeded']
+        # goal tolerance 1e-9 with goal_time_tolerance 0.01: GOAL_TOLERANCE_VIOLATED
+        fourth = goal_of(trajectory(NAMES, [(0.1, POSE)]),
+                         goal_tolerance=[JointTolerance(name=n, position=1e-9) for n in NAMES])
+        fourth.request.goal_time_tolerance.nanosec = 10_000_000
+        goal = node.follow(fourth.request.trajectory, 'action', fourth)
+        node._on_joint_state(joint_state(T0 + 0.905, moved))   # past the end, 1 cm off
+        assert fourth.states == []                          # within goal_time_tolerance
+        node._on_joint_state(joint_state(T0 + 0.95, moved))
+        assert fourth.states == ['aborted']
+        assert goal.future.result().error_code == codes.GOAL_TOLERANCE_VIOLATED
+        # path tolerance: aborted while moving, PATH_TOLERANCE_VIOLATED
+        fifth = goal_of(trajectory(NAMES, [(1.0, target())]),
+                        path_tolerance=[JointTolerance(name='joint1', position=1e-3)])
+        goal = node.follow(fifth.request.trajectory, 'action', fifth)
+        node._on_joint_state(joint_state(T0 + 1.0, [q - 0.05 for q in POSE]))
+        assert goal.future.result().error_code == codes.PATH_TOLERANCE_VIOLATED
+    finally:
+        node.destroy_node()
