@@ -6,8 +6,8 @@ block fills one workspace and calls the same kernel as a single state, state aft
 state.  There is no second, batch-only copy of any algorithm.
 
 numba's default threading layer (workqueue) aborts when two Python threads enter a
-parallel region at once, so :class:`~.robot.Robot` serializes its batched calls with a
-lock; single states run without it, each thread on its own workspace.
+parallel region at once, so :class:`~.robot.Robot` serializes the batched calls of all
+robots with one lock; single states run without it, each thread on its own workspace.
 """
 
 import numba

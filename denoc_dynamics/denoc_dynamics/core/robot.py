@@ -32,6 +32,11 @@ from .urdf import build_chain, build_chain_xml, Chain
 #: the composite-body GIM with Cholesky, the O(n^3) reference.
 FD_METHODS = ('denoc', 'cholesky')
 
+#: Serializes the batched calls of every Robot: numba's workqueue threading layer (used
+#: where neither TBB nor OpenMP is installed) aborts the process when two threads enter
+#: a parallel region at once, whichever robots they compute.
+_BATCH_LOCK = threading.Lock()
+
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
 ARTICULATED_EPS = 1e-12
@@ -113,7 +118,6 @@ class Robot:
                             'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
                                          forward_dynamics_cholesky)}
         self._local = threading.local()
-        self._batch_lock = threading.Lock()
         self._check_articulated_inertias()
 
     # --- description -------------------------------------------------------------
@@ -394,7 +398,7 @@ class Robot:
         if f_ext is not None:
             f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
-        with self._batch_lock:
+        with _BATCH_LOCK:
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
                            numba.get_num_threads())
         return out.reshape(shape + (rows, n))
