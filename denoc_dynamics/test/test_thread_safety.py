@@ -108,8 +108,7 @@ def test_workqueue_layer_two_threads_do_not_abort():
 
 if __name__ == '__main__':
     import numba
-    from denoc_dynamics import load_urdf  # noqa: F401  (compile before asking the layer)
-    _load('denoc_arm7').inertia_matrix(np.zeros((2, 7)))
+    _load('denoc_arm7').inertia_matrix(np.zeros((2, 7)))   # a parallel call picks the layer
     print(numba.threading_layer(), flush=True)
     for scenario in SCENARIOS:
         for name in ROBOTS:
