@@ -14,7 +14,10 @@ mimics among them) and the bundled arm with its gripper, no Pinocchio:
 * the constrained system: the same URDF with its ``<mimic>`` tags removed is a tree of
   independent joints, and with q_bodies = G q + b read from the URDF text
   M_r = G^T M G, tau = G^T ID(G q + b, G qd, G qdd);
-* batched calls = looped single calls.
+* batched calls = looped single calls;
+* a mimic joint whose link has no mass loads (its leader moves mass, the constrained
+  system is regular), and a leader that moves no mass, with its followers, is refused
+  by name.
 """
 
 import io
@@ -26,7 +29,7 @@ from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
 from test_urdf_pinocchio import _urdf_mimics
-from urdf_factory import random_tree_urdf
+from urdf_factory import mimic_gripper_urdf, random_tree_urdf
 
 #: (seed, movable joints) of the random trees; each seed's tree has mimic joints.
 TREES = [(seed, n) for seed, n in enumerate((3, 6, 9, 12, 17, 24))]
@@ -198,3 +201,29 @@ def test_batched_equals_looped(robot):
         }
         for name, value in single.items():
             assert _rel(batched[name][i], value) < 1e-13, (name, i)
+
+
+def test_massless_mimic_follower_loads():
+    """Body finger_b has no mass, but its leader finger_a moves finger_a's: not singular."""
+    robot = load_urdf(mimic_gripper_urdf(follower_mass=0.0))
+    assert robot.joint_names == ['wrist', 'finger_a_joint']
+    assert list(robot.mimic_joints) == ['finger_b_joint']
+    rng = np.random.default_rng(9)
+    with_mass = load_urdf(mimic_gripper_urdf(follower_mass=1e-300))
+    for _ in range(3):
+        q, qd, qdd = _state(robot, rng)
+        assert np.all(np.linalg.eigvalsh(robot.inertia_matrix(q)) > 0)
+        tau = robot.inverse_dynamics(q, qd, qdd)
+        assert _rel(tau, with_mass.inverse_dynamics(q, qd, qdd)) < 1e-14
+        for method in FD_METHODS:
+            assert _rel(robot.forward_dynamics(q, qd, tau, method=method), qdd) < 1e-12
+        U, d = robot.udu(q)
+        assert np.all(d > 0) and _rel(U @ np.diag(d) @ U.T, robot.inertia_matrix(q)) < 1e-14
+
+
+def test_massless_leader_and_followers_are_refused_by_the_leader_name():
+    with pytest.raises(ValueError, match="joint 'finger_a_joint' moves no mass.*finger_b_joint"):
+        load_urdf(mimic_gripper_urdf(leader_mass=0.0, follower_mass=0.0))
+    # a massless leader whose follower has mass is fine
+    robot = load_urdf(mimic_gripper_urdf(leader_mass=0.0))
+    assert np.all(np.linalg.eigvalsh(robot.inertia_matrix(np.zeros(2))) > 0)
