@@ -99,8 +99,20 @@ venv:
 # The pure-Python package is rebuilt from scratch every time (about 1 s):
 # setuptools never deletes files, so a module removed or renamed in the source
 # would otherwise live on in build/ and install/ and hide a broken import.
+# numba's cache (machine code beside each module, in __pycache__) survives a rebuild
+# when no module that numba compiles changed: numba checks each file's own time stamp,
+# not those of the kernels it calls, so the cache is kept only if all of them match.
+NUMBA_SOURCES = $(shell grep -rl --include='*.py' numba denoc_dynamics/denoc_dynamics | sort)
+NUMBA_STAMP = $(shell cat $(NUMBA_SOURCES) | md5sum | cut -c1-32)
+KEPT_CACHE := build/numba-cache-$(NUMBA_STAMP).tar
+
 build: venv
-	@rm -rf build/denoc_dynamics install/denoc_dynamics; \
+	@site=$$(echo install/denoc_dynamics/lib/python3*/site-packages/denoc_dynamics); \
+	rm -f build/numba-cache-*.tar; mkdir -p build; \
+	if [ "$$(cat "$$site/.numba-stamp" 2>/dev/null)" = "$(NUMBA_STAMP)" ]; then \
+	  (cd "$$site" && find . -name '*.nb[ic]' | tar -cf "$(CURDIR)/$(KEPT_CACHE)" -T -); \
+	fi; \
+	rm -rf build/denoc_dynamics install/denoc_dynamics; \
 	export VIRTUAL_ENV="$(VENV)" PATH="$(VENV)/bin:$$PATH" \
 	  AMENT_PREFIX_PATH="$(VENV)" CMAKE_PREFIX_PATH="$(VENV)"; \
 	unset PYTHONPATH COLCON_PREFIX_PATH _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
@@ -109,6 +121,11 @@ build: venv
 	  --build-base build --install-base install \
 	  --cmake-args -DPython3_EXECUTABLE="$(VPY)" -DCMAKE_BUILD_TYPE=Release \
 	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
+	@site=$$(echo install/denoc_dynamics/lib/python3*/site-packages/denoc_dynamics); \
+	if [ -f "$(KEPT_CACHE)" ]; then tar -xf "$(KEPT_CACHE)" -C "$$site"; fi
+	@echo "build: the numba kernels into the installed package's cache (first time: minutes)"
+	@$(ENV) denoc-dynamics compile
+	@echo "$(NUMBA_STAMP)" > $$(echo install/denoc_dynamics/lib/python3*/site-packages/denoc_dynamics)/.numba-stamp
 
 # Debian's chromium for the browser test of arm_viewer (test_arm_viewer.py), installed
 # with apt-get where it is missing and this runs as root (CI); otherwise that test

@@ -81,9 +81,9 @@ def markdown(results: dict) -> str:
         if isinstance(section, dict) and 'error' in section:
             targets.append([name, 'section failed', '', 'n/a'])
     out.append(_table(['target', 'measured', 'goal', 'result'], targets))
-    writers = [('single', _single), ('batch', _batch), ('scaling', _scaling), ('sim', _sim),
-                ('tracking', _tracking), ('node_latency', _latency), ('opcount', _opcount),
-                ('load', _load)]
+    writers = [('single', _single), ('batch', _batch), ('scaling', _scaling),
+               ('fixman', _fixman), ('sim', _sim), ('tracking', _tracking),
+               ('node_latency', _latency), ('opcount', _opcount), ('load', _load)]
     for key, writer in writers:
         section = results.get('sections', {}).get(key)
         if section is None:
@@ -178,6 +178,21 @@ def _scaling(s):
         out.append('\nLog-log slopes for n >= 50: ' + ', '.join(
             f'{k} {v:.2f}' for k, v in slopes.items()) + '.')
     out += ['', f'![time against n]({PLOTS["scaling"]})']
+    return '\n'.join(out)
+
+
+def _fixman(s):
+    out = ['## Fixman O(N) FD of the planar point-mass chain', '',
+           '`fixman.forward_dynamics` (banded H blocks, O(N)) against the dense route: '
+           '`mass_matrix`, `bias_force`, then `numpy.linalg.inv` (O(N^3)).', '']
+    rows = [[r['n'], _f(r['fixman_us']), _f(r['dense_us']), _f(r['dense_us'] / r['fixman_us']),
+             _f(r['fixman_rel_error_vs_solve'], 2), _f(r['dense_rel_error_vs_solve'], 2)]
+            for r in s['rows']]
+    out.append(_table(['N', 'Fixman [us]', 'dense inverse [us]', 'dense / Fixman',
+                       'Fixman vs LU solve', 'inverse vs LU solve'], rows))
+    out.append(f'\n**t(1000)/t(100)**: Fixman {s["fixman_t1000_over_t100"]:.1f}, dense '
+               f'{s["dense_t1000_over_t100"]:.0f}; log-log slopes for N >= 50: Fixman '
+               f'{s["fixman_loglog_slope"]:.2f}, dense {s["dense_loglog_slope"]:.2f}.')
     return '\n'.join(out)
 
 

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (sets the BLAS thread count before numpy)
 
 import bench_batch  # noqa: E402, I100
+import bench_fixman  # noqa: E402
 import bench_load  # noqa: E402
 import bench_node_latency  # noqa: E402
 import bench_scaling  # noqa: E402
@@ -39,8 +40,8 @@ import opcount  # noqa: E402
 import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
-             (bench_single, bench_batch, bench_scaling, bench_sim, bench_tracking,
-              bench_node_latency, opcount, bench_load)}
+            (bench_single, bench_batch, bench_scaling, bench_fixman, bench_sim, bench_tracking,
+             bench_node_latency, opcount, bench_load)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
            'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
 

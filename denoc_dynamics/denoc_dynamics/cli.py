@@ -3,7 +3,8 @@ The ``denoc-dynamics`` command: look at a URDF the way the dynamics core sees it
 
     denoc-dynamics info [URDF]                       the chain: joints, merged links, masses
     denoc-dynamics inertia [URDF] --q ... [--udu] [--inverse]
-    denoc-dynamics fd [URDF] --q ... --qd ... --tau ... [--method denoc|cholesky|auto]
+    denoc-dynamics fd [URDF] --q ... --qd ... --tau ... [--method denoc|cholesky]
+    denoc-dynamics compile                           compile the kernels into numba's cache
     denoc-dynamics id [URDF] --q ... --qd ... --qdd ...
 
 URDF is a file path or the name of a bundled model (``denoc_arm7``, the default, or
@@ -20,6 +21,7 @@ import numpy as np
 
 from .core import load_urdf
 from .core.robot import FD_METHODS
+from .core.warm_up import compile_kernels
 from .resources import bundled_urdf, DEFAULT_ROBOT
 
 
@@ -45,14 +47,15 @@ def _parser():
     common.add_argument('--json', action='store_true', help='print JSON')
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('info', parents=[common], help='describe the chain')
+    sub.add_parser('compile', help="compile the core's kernels into numba's cache")
     inertia = sub.add_parser('inertia', parents=[common], help='the inertia matrix at q')
     inertia.add_argument('--udu', action='store_true', help='also U and d of I = U D U^T')
     inertia.add_argument('--inverse', action='store_true', help='also the analytical inverse')
     fd = sub.add_parser('fd', parents=[common], help='forward dynamics: qdd at (q, qd, tau)')
-    fd.add_argument('--method', choices=FD_METHODS, default='auto')
+    fd.add_argument('--method', choices=FD_METHODS, default='denoc')
     sub.add_parser('id', parents=[common], help='inverse dynamics: tau at (q, qd, qdd)')
     for name, command in sub.choices.items():
-        if name == 'info':
+        if name in ('info', 'compile'):
             continue
         vectors = {'inertia': ('q',), 'fd': ('q', 'qd', 'tau'), 'id': ('q', 'qd', 'qdd')}
         for vector in vectors[name]:
@@ -86,6 +89,8 @@ def _table(robot, rows):
 def run(argv=None):
     """Run the command line; return the text to print (raises ValueError on bad input)."""
     args = _parser().parse_args(argv)
+    if args.command == 'compile':
+        return f'compiled the kernels in {compile_kernels():.1f} s'
     robot = _load(args)
     n = robot.n
     vec = {name: np.zeros(n) if getattr(args, name, None) is None

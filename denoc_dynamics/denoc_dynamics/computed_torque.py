@@ -64,14 +64,14 @@ class ComputedTorque:
         n = robot.n
         self.kp = _gains(kp, n, 'kp')
         self.kd = _gains(kd, n, 'kd')
-        chain = robot.chain
-        self.effort_limit = np.asarray(chain.effort, dtype=float)
+        joints = robot.joints
+        self.effort_limit = joints.effort
         self.friction_compensation = bool(friction_compensation)
         self.friction_velocity = _gains(friction_velocity, n, 'friction_velocity')
         if not np.all(self.friction_velocity > 0.0):
             raise ValueError(f'friction_velocity must be > 0, got {friction_velocity!r}')
-        self.damping = np.asarray(chain.damping, dtype=float)
-        self.friction = np.asarray(chain.friction, dtype=float)
+        self.damping = joints.damping
+        self.friction = joints.friction
 
     def acceleration(self, q, qd, q_d, qd_d, qdd_d) -> np.ndarray:
         """Return the commanded acceleration qdd_d + K_d (qd_d - qd) + K_p (q_d - q)."""
@@ -97,7 +97,7 @@ class PDGravity:
         scale = np.diag(robot.inertia_matrix(q0)).copy()
         self.kp = scale * _gains(kp, n, 'kp')
         self.kd = scale * _gains(kd, n, 'kd')
-        self.effort_limit = np.asarray(robot.chain.effort, dtype=float)
+        self.effort_limit = robot.joints.effort
 
     def __call__(self, q, qd, q_d, qd_d, qdd_d) -> np.ndarray:
         """Return the clamped efforts (qdd_d is not used: no model of the inertia)."""

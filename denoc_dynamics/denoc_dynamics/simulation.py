@@ -14,6 +14,10 @@ classes of this module, which can be tested and benchmarked in-process:
   one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``,
   and the joint's drive cannot push it faster than ``<limit velocity>``
   (:meth:`Simulation.drive`).
+* Joint drives in a real arm's modes (:mod:`.servo`): effort commands
+  (:meth:`Simulation.set_command`), or per joint position and velocity servos at the
+  physics rate, with the model's gravity and bias forces evaluated once a publish
+  period and held (:meth:`Simulation.set_joint_command`).
 * :class:`SimulationRunner` steps the simulation in chunks of one publish period,
   paces it to a real-time factor, measures the achieved one
   (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish.  It owns the
@@ -44,6 +48,12 @@ import numpy as np
 
 from .computed_torque import joint_friction
 from .core.robot import FD_METHODS
+from .servo import advance_velocity_references
+from .servo import default_gains
+from .servo import EFFORT
+from .servo import POSITION
+from .servo import servo_efforts
+from .servo import VELOCITY
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
 #: forward dynamics methods): the one list of each, which the nodes, the launch files
@@ -119,6 +129,11 @@ class PhysicsParameters:
     ``command_timeout`` [s of simulated time]: an effort command older than this
     counts as zero torque (<= 0: never).
     ``fd_method``: one of :data:`FD_METHODS`, passed to :meth:`Robot.forward_dynamics`.
+    ``servo_frequency`` [Hz] and ``servo_damping_ratio``: the default gains of the
+    position and velocity servos (:func:`denoc_dynamics.servo.default_gains`).
+    ``joint_command_timeout`` [s of simulated time]: a joint command
+    (:meth:`Simulation.set_joint_command`) older than this turns into a position hold
+    where the joints are (<= 0: never).
     ``divergence_velocity`` [rad/s or m/s]: a joint speed above this (or a non-finite
     one) counts as a diverged, failed simulation.
     """
@@ -129,8 +144,11 @@ class PhysicsParameters:
     limit_stop_frequency: float = 50.0
     limit_stop_damping_ratio: float = 1.0
     command_timeout: float = 0.5
-    fd_method: str = 'auto'
+    fd_method: str = 'denoc'
     divergence_velocity: float = 1000.0
+    servo_frequency: float = 25.0
+    servo_damping_ratio: float = 1.0
+    joint_command_timeout: float = 0.0
 
     def check(self):
         """Raise ValueError if a setting is out of range."""
@@ -152,8 +170,11 @@ class PhysicsParameters:
         if not self.divergence_velocity > 0.0:
             raise ValueError('divergence_velocity must be > 0, '
                              f'got {self.divergence_velocity!r}')
-        if math.isnan(self.command_timeout):
-            raise ValueError('command_timeout must be a number')
+        if math.isnan(self.command_timeout) or math.isnan(self.joint_command_timeout):
+            raise ValueError('command_timeout and joint_command_timeout must be numbers')
+        if not (self.servo_frequency > 0.0 and self.servo_damping_ratio > 0.0):
+            raise ValueError('servo_frequency and servo_damping_ratio must be > 0, got '
+                             f'{self.servo_frequency!r}, {self.servo_damping_ratio!r}')
 
 
 def effective_inertia(robot, samples: int = 64, seed: int = 0,
@@ -165,9 +186,9 @@ def effective_inertia(robot, samples: int = 64, seed: int = 0,
     plus the zero pose and ``q_extra``; 1 / (M^-1)_ii is the inertia that joint i
     feels when all the other joints move freely.
     """
-    chain = robot.chain
-    lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
-    upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    joints = robot.joints
+    lower = np.where(np.isfinite(joints.lower), joints.lower, -math.pi)
+    upper = np.where(np.isfinite(joints.upper), joints.upper, math.pi)
     rng = np.random.default_rng(seed)
     poses = [rng.uniform(lower, upper, size=(samples, robot.n)), np.zeros((1, robot.n))]
     if q_extra is not None:
@@ -195,27 +216,27 @@ class Simulation:
         self.params = params = params if params is not None else PhysicsParameters()
         params.check()
         # the state is checked after every step (finite, below divergence_velocity)
-        self._fd = robot.forward_dynamics_kernel(params.fd_method)
+        self._method = params.fd_method
         self._integrate = {'rk4': self._rk4, 'ab4': self._ab4,
                            'semi_implicit_euler': self._semi_implicit_euler}
         if start_mode not in START_MODES:
             raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
         self.start_mode = start_mode
         n = self.n = robot.n
-        chain = robot.chain
+        joints = robot.joints
         self.h = 1.0 / params.physics_rate
         self.q0 = self._vector(initial_positions, 'initial_positions')
         self.qd0 = self._vector(initial_velocities, 'initial_velocities')
         # the chain already holds +-inf where there is no limit (continuous joints too)
-        self.lower, self.upper = chain.lower, chain.upper
+        self.lower, self.upper = joints.lower, joints.upper
         outside = (self.q0 < self.lower) | (self.q0 > self.upper)
         if np.any(outside):
             bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
             raise ValueError(f'initial_positions outside the joint limits for {bad}')
-        self.effort_limit = chain.effort          # inf where the URDF gives none
-        self.velocity_limit = chain.velocity      # inf where the URDF gives none
-        self.damping = np.asarray(chain.damping, dtype=float).copy()
-        self.friction = np.asarray(chain.friction, dtype=float).copy()
+        self.effort_limit = joints.effort         # inf where the URDF gives none
+        self.velocity_limit = joints.velocity     # inf where the URDF gives none
+        self.damping = joints.damping.copy()
+        self.friction = joints.friction.copy()
 
         # Passive-physics gains within the integrator's stability budget (module doc).
         self.inertia = effective_inertia(robot, q_extra=self.q0)
@@ -236,6 +257,16 @@ class Simulation:
         self._x = np.empty(2 * n)
         self._zero = np.zeros(n)
         self._held = HeldCommand(n, params.command_timeout)
+        # The drives (:mod:`.servo`): per joint a mode and its references, used once a
+        # joint command arrives (effort commands alone take the plain effort path).
+        self.set_servo_gains(*default_gains(self.inertia, self.h, params.servo_frequency,
+                                            params.servo_damping_ratio))
+        self.drive_mode = np.full(n, EFFORT, dtype=np.int64)
+        self.tau_cmd, self.q_ref, self.qd_ref = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.tau_ff = np.zeros(n)
+        #: Steps between two evaluations of the servos' gravity and bias forces (held in
+        #: between): one publish period, set by :class:`SimulationRunner`.
+        self.feedforward_steps = 1
         self.failure: Optional[str] = None
         self._restart('hold' if start_mode == 'hold' else 'running',
                       paused=start_mode == 'paused')
@@ -291,10 +322,54 @@ class Simulation:
         self._held.clear()
         self._history = []
         self.applied_effort = self._zero
+        self.stopped = False
+        self._clear_joint_command()
+
+    def _clear_joint_command(self):
+        self.joint_commanded = False   # the drives follow set_joint_command
+        self._joint_command_time = -math.inf
+        self._joint_command_expired = False
+        self.drive_mode[:] = EFFORT
+        self._feedforward_due = 0
+
+    def reset_state(self):
+        """Put the state back to the initial one in hold mode; the time runs on."""
+        steps = self.steps
+        self._restart('hold', paused=self.paused)
+        self.steps = steps
+
+    def reset_time(self):
+        """Set the simulated time back to zero; the state and the commands stay."""
+        shift = self.t
+        self.steps = 0
+        self._held.time -= shift
+        self._joint_command_time -= shift
+        self._feedforward_due = 0
+
+    def stop(self):
+        """Reset everything and pause: the stopped state of the simulation interfaces."""
+        self.reset()
+        self.paused = self.stopped = True
+
+    def step_paused(self, steps: int) -> int:
+        """
+        Take exactly ``steps`` steps while paused (fewer only on a failure); return the count.
+
+        The simulation stays paused and is no longer in the stopped state.
+        """
+        if not self.paused:
+            raise ValueError('the simulation is not paused')
+        self.stopped = False
+        self.paused = False
+        try:
+            return self.advance(steps)
+        finally:
+            self.paused = True
 
     def set_paused(self, paused: bool):
-        """Pause (freeze time and state) or resume."""
+        """Pause (freeze time and state) or resume; either ends the stopped state."""
         self.paused = bool(paused)
+        self.stopped = False
 
     def set_command(self, tau):
         """
@@ -306,32 +381,130 @@ class Simulation:
         effective inertia, from rest past ``divergence_velocity`` within one step.
         In practice only a joint without an effort limit gets there.
         """
-        tau = np.asarray(tau, dtype=float)
-        if tau.shape != (self.n,) or not np.all(np.isfinite(tau)):
-            raise ValueError(f'effort command must be {self.n} finite numbers, got {tau!r}')
-        tau = np.clip(tau, -self.effort_limit, self.effort_limit)
-        beyond = np.flatnonzero(np.abs(tau) > self.effort_bound)
-        if beyond.size:
-            k = beyond[0]
-            raise CommandOutOfRange(
-                f'effort {tau[k]:.6g} for joint {self.robot.joint_names[k]!r} exceeds '
-                f'{self.effort_bound[k]:.3g}, which would take it from rest past '
-                f'{self.params.divergence_velocity:g} in one step')
+        tau = self._checked_effort(tau, np.arange(self.n))
+        self._clear_joint_command()
         self._held.hold(tau, self.t)
+        self._leave_hold_mode()
+
+    def _leave_hold_mode(self):
         if self.mode == 'hold':
             self.mode = 'running'
             self._history.clear()
+
+    def _checked_effort(self, tau, joints) -> np.ndarray:
+        """Return ``tau`` of the chain joints ``joints`` clamped (set_command's checks)."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != (len(joints),) or not np.all(np.isfinite(tau)):
+            raise ValueError(f'effort command must be {len(joints)} finite numbers, '
+                             f'got {tau!r}')
+        tau = np.clip(tau, -self.effort_limit[joints], self.effort_limit[joints])
+        beyond = np.flatnonzero(np.abs(tau) > self.effort_bound[joints])
+        if beyond.size:
+            k = joints[beyond[0]]
+            raise CommandOutOfRange(
+                f'effort {tau[beyond[0]]:.6g} for joint {self.robot.joint_names[k]!r} '
+                f'exceeds {self.effort_bound[k]:.3g}, which would take it from rest past '
+                f'{self.params.divergence_velocity:g} in one step')
+        return tau
+
+    def set_joint_command(self, joints, mode, tau, q_ref, qd_ref):
+        """
+        Command the drives of the chain joints ``joints`` (indices) per joint (:mod:`.servo`).
+
+        ``mode``, ``tau``, ``q_ref``, ``qd_ref``: one entry per joint of ``joints``
+        (``tau`` an effort feedforward in the servo modes).  The command is held until
+        the next one (or ``joint_command_timeout``); joints left out keep theirs, and
+        the first joint command after effort commands (or none) has the joints it
+        leaves out hold their position.  It ends hold mode.  Raises ValueError on a
+        non-finite value, a position outside the joint's limits or an unknown mode,
+        and :class:`CommandOutOfRange` as :meth:`set_command` does; nothing changes then.
+        """
+        joints = np.asarray(joints, dtype=np.int64)
+        mode = np.asarray(mode, dtype=np.int64)
+        q_ref, qd_ref = (np.asarray(x, dtype=float) for x in (q_ref, qd_ref))
+        count = len(joints)
+        if not (mode.shape == q_ref.shape == qd_ref.shape == (count,)) or count == 0:
+            raise ValueError(f'a joint command needs one mode and reference per joint, got '
+                             f'{count} joints')
+        if len(np.unique(joints)) < count or np.any((joints < 0) | (joints >= self.n)):
+            raise ValueError(f'joint indices must be distinct chain joints, got {joints}')
+        if np.any((mode < EFFORT) | (mode > 2)):
+            raise ValueError(f'unknown drive mode in {mode}')
+        if not (np.all(np.isfinite(q_ref)) and np.all(np.isfinite(qd_ref))):
+            raise ValueError('joint command references must be finite')
+        tau = self._checked_effort(tau, joints)
+        positioned = mode == POSITION
+        outside = positioned & ((q_ref < self.lower[joints]) | (q_ref > self.upper[joints]))
+        if np.any(outside):
+            k = int(np.flatnonzero(outside)[0])
+            raise CommandOutOfRange(
+                f'position {q_ref[k]:.6g} for joint {self.robot.joint_names[joints[k]]!r} '
+                f'is outside its limits [{self.lower[joints[k]]:g}, '
+                f'{self.upper[joints[k]]:g}]')
+        if not self.joint_commanded or self._joint_command_expired:
+            self._hold_position()
+        # a velocity reference starts where the joint is, or goes on where it was
+        starting = (mode == VELOCITY) & (self.drive_mode[joints] != VELOCITY)
+        q_ref = np.where(positioned, q_ref, np.where(starting, self._x[joints],
+                                                     self.q_ref[joints]))
+        self.drive_mode[joints] = mode
+        self.tau_cmd[joints] = tau
+        self.q_ref[joints] = q_ref
+        self.qd_ref[joints] = np.where(mode == EFFORT, 0.0, qd_ref)
+        self._joint_command_time = self.t
+        self._joint_command_expired = False
+        self._leave_hold_mode()
+
+    def _hold_position(self):
+        """Have every drive hold the current position (a joint command takes over)."""
+        self.joint_commanded = True
+        self.drive_mode[:] = POSITION
+        self.q_ref[:] = self._x[:self.n]
+        self.qd_ref[:] = 0.0
+        self.tau_cmd[:] = 0.0
+        self._feedforward_due = self.steps
+
+    def _servo_command(self, q, qd) -> np.ndarray:
+        """
+        Return the drives' effort of this step under the joint command (:mod:`.servo`).
+
+        The gravity and bias forces ``tau_ff`` are evaluated every
+        :attr:`feedforward_steps` steps and held in between.
+        """
+        timeout = self.params.joint_command_timeout
+        if (timeout > 0.0 and not self._joint_command_expired
+                and self.t - self._joint_command_time > timeout):
+            self._hold_position()
+            self._joint_command_expired = True
+        if self.steps >= self._feedforward_due:
+            self.tau_ff = self.robot.bias_forces(q, qd)
+            self._feedforward_due = self.steps + self.feedforward_steps
+        advance_velocity_references(self.drive_mode, self.q_ref, self.qd_ref, q, self.h,
+                                    self.lower, self.upper, self._servo_max_error)
+        return servo_efforts(self.drive_mode, self.tau_cmd, self.q_ref, self.qd_ref, self.kp,
+                             self.kd, self.tau_ff, q, qd, self.effort_limit)
+
+    def set_servo_gains(self, kp, kd):
+        """Set the position and velocity servos' gains per joint (chain order)."""
+        kp, kd = (np.asarray(x, dtype=float) for x in (kp, kd))
+        if kp.shape != (self.n,) or kd.shape != (self.n,) or not (
+                np.all(kp >= 0.0) and np.all(kd >= 0.0)
+                and np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))):
+            raise ValueError(f'servo gains must be {self.n} finite numbers >= 0 each, '
+                             f'got kp {kp!r}, kd {kd!r}')
+        self.kp, self.kd = kp.copy(), kd.copy()
+        # the error at which a servo's effort saturates (the velocity references' bound)
+        self._servo_max_error = np.divide(self.effort_limit, kp, out=np.full(self.n, np.inf),
+                                          where=kp > 0.0)
 
     def command(self) -> np.ndarray:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""
         return self._held.current(self.t)
 
-    def drive(self, configuration, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
+    def drive(self, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
         """
         Return (tau, qdd): the drives' effort for ``command`` at (q, qd) and qdd under it.
 
-        ``configuration``: the forward dynamics' terms at q (``configure`` of
-        :meth:`Robot.forward_dynamics_kernel <denoc_dynamics.Robot.forward_dynamics_kernel>`).
         A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
         the step would take a joint beyond v_max in the direction of its effort
         (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
@@ -346,7 +519,7 @@ class Simulation:
         """
         h = self.h
         tau = command
-        qdd = self.acceleration(configuration, q, qd, tau)
+        qdd = self.acceleration(q, qd, tau)
         M_inv = None
         for _ in range(DRIVE_PASSES):
             direction = np.sign(tau)
@@ -378,33 +551,25 @@ class Simulation:
             tau = tau + stop
         return tau
 
-    def acceleration(self, configuration, q, qd, tau) -> np.ndarray:
-        """
-        Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator.
+    def acceleration(self, q, qd, tau) -> np.ndarray:
+        """Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator."""
+        return self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
+                                           self._method)
 
-        ``configuration`` holds the forward dynamics' terms at q (see :meth:`drive`).
-        """
-        return self._fd.solve(configuration, qd, tau + self.passive_torques(q, qd))
-
-    def _rk4(self, q, qd, tau, qdd, configuration_2):
+    def _rk4(self, q, qd, tau, qdd):
         """
         Return (q, qd) after one classic Runge-Kutta step from (q, qd).
 
-        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd: stage
-        k's velocity is stage k-1's velocity rate, so the positions of stages 1 and 2
-        (q, q + h/2 qd) are known before any acceleration, and those of stages 3 and
-        4 once the second acceleration is.  Their configuration terms are evaluated in
-        pairs: ``qdd`` is stage 1's and ``configuration_2`` stage 2's.
+        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd; ``qdd``
+        is stage 1's.
         """
         h, f = self.h, self.acceleration
         q_2, qd_2 = q + (0.5 * h) * qd, qd + (0.5 * h) * qdd
-        qdd_2 = f(configuration_2, q_2, qd_2, tau)
+        qdd_2 = f(q_2, qd_2, tau)
         q_3, qd_3 = q + (0.5 * h) * qd_2, qd + (0.5 * h) * qdd_2
-        q_4 = q + h * qd_3
-        configuration_3, configuration_4 = self._fd.configure(np.array((q_3, q_4)))
-        qdd_3 = f(configuration_3, q_3, qd_3, tau)
-        qd_4 = qd + h * qdd_3
-        qdd_4 = f(configuration_4, q_4, qd_4, tau)
+        qdd_3 = f(q_3, qd_3, tau)
+        q_4, qd_4 = q + h * qd_3, qd + h * qdd_3
+        qdd_4 = f(q_4, qd_4, tau)
         return (q + (h / 6.0) * (qd + 2.0 * (qd_2 + qd_3) + qd_4),
                 qd + (h / 6.0) * (qdd + 2.0 * (qdd_2 + qdd_3) + qdd_4))
 
@@ -413,19 +578,19 @@ class Simulation:
         integrator = self.params.integrator
         return integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3)
 
-    def _ab4(self, q, qd, tau, qdd, configuration_2):
+    def _ab4(self, q, qd, tau, qdd):
         starting = self._takes_rk4_step()   # f at fewer than three steps before this one
         history = self._history
         history.insert(0, np.concatenate((qd, qdd)))
         if starting:  # start-up: RK4 steps, reusing f(x_n) as stage 1
-            return self._rk4(q, qd, tau, qdd, configuration_2)
+            return self._rk4(q, qd, tau, qdd)
         del history[4:]
         w = AB4_WEIGHTS
         x = self._x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
                                          + w[2] * history[2] + w[3] * history[3])
         return x[:self.n], x[self.n:]
 
-    def _semi_implicit_euler(self, q, qd, tau, qdd, configuration_2):
+    def _semi_implicit_euler(self, q, qd, tau, qdd):
         qd = qd + self.h * qdd
         return q + self.h * qd, qd
 
@@ -441,18 +606,13 @@ class Simulation:
             self.steps += 1
             self.applied_effort = self._zero
             return False
-        command = self.command()
         integrator = self.params.integrator
         n = self.n
         q, qd = self._x[:n], self._x[n:]
         try:
-            if self._takes_rk4_step():
-                configuration, configuration_2 = self._fd.configure(
-                    np.array((q, q + (0.5 * self.h) * qd)))
-            else:
-                configuration, configuration_2 = self._fd.configure(q), None
-            tau, qdd = self.drive(configuration, q, qd, command)
-            q, qd = self._integrate[integrator](q, qd, tau, qdd, configuration_2)
+            command = self._servo_command(q, qd) if self.joint_commanded else self.command()
+            tau, qdd = self.drive(q, qd, command)
+            q, qd = self._integrate[integrator](q, qd, tau, qdd)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
             self._fail(f'the dynamics failed on a non-finite or invalid state at '
                        f't = {self.t:.6f} s (integrator {integrator}): {exc}')
@@ -596,6 +756,7 @@ class SimulationRunner:
         self.clock = clock
         self.meter = RealTimeFactorMeter()
         self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
+        sim.feedforward_steps = self.chunk
         self._anchor = None
         self._was_frozen = True
         self._next_frozen = -math.inf
@@ -612,18 +773,27 @@ class SimulationRunner:
         """Swap in another simulation (a new robot model); call with the lock held."""
         self.sim = sim
         self.chunk = max(1, int(round(sim.params.physics_rate / self.publish_rate)))
+        sim.feedforward_steps = self.chunk
         self._anchor = None
         self.meter.reset()
 
     def step_chunk(self):
         """Advance one publish period (under the lock); return the snapshot to publish."""
         with self.lock:
-            sim = self.sim
-            sim.advance(self.chunk)
-            if sim.failure is not None:
-                return None
-            return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
-                            sim.mode, sim.paused)
+            self.sim.advance(self.chunk)
+            return self._snapshot()
+
+    def snapshot(self):
+        """Return the snapshot of the current state (under the lock); None if failed."""
+        with self.lock:
+            return self._snapshot()
+
+    def _snapshot(self):
+        sim = self.sim
+        if sim.failure is not None:
+            return None
+        return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
+                        sim.mode, sim.paused)
 
     def finished(self, duration: Optional[float]) -> bool:
         """Return True once the simulated time has reached ``duration`` (None: never)."""

@@ -275,8 +275,9 @@ def demo_trajectory(lower, upper, pose, period: float = 12.0) -> List[Trajectory
     the positions) and zero accelerations, so every segment is a quintic; the loop
     ends at ``pose`` at rest, and its first point comes after ``period`` / 4, so
     that it starts from the current reference and can be repeated.  Offsets of up
-    to 0.6 rad on the first four joints and 0.5 rad on the wrist, kept 0.1 rad inside
-    the joint limits.
+    to 0.6 rad on the first four joints and 0.5 rad on the wrist; any further joint (a
+    gripper's fingers) opens and closes between its limits.  Every point stays inside
+    the limits by 0.1 rad, or a tenth of the range where that is smaller.
     """
     pose = np.asarray(pose, dtype=float)
     n = pose.shape[0]
@@ -288,8 +289,12 @@ def demo_trajectory(lower, upper, pose, period: float = 12.0) -> List[Trajectory
                         [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]])
     width = min(n, pattern.shape[1])
     offsets[:, :width] = pattern[:, :width]
-    margin = 0.1
-    positions = np.clip(pose + offsets, np.asarray(lower) + margin, np.asarray(upper) - margin)
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    margin = np.minimum(0.1, 0.1 * (upper - lower))
+    positions = np.clip(pose + offsets, lower + margin, upper - margin)
+    extra = np.arange(n) >= width            # open, closed, open, back to the pose
+    positions[1:4, extra] = np.where(np.arange(1, 4)[:, None] % 2, upper - margin,
+                                     lower + margin)[:, extra]
     dt = period / 4.0
     velocities = np.zeros_like(positions)
     velocities[1:-1] = (positions[2:] - positions[:-2]) / (2.0 * dt)

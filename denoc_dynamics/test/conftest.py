@@ -1,4 +1,4 @@
-"""Shared pytest setup for denoc_dynamics: install-space check, isolation, launch tests."""
+"""Shared pytest setup: install-space check, isolation, launch and msgs tests required."""
 
 import importlib.util
 import os
@@ -30,17 +30,49 @@ def _launch_stack_missing():
 LAUNCH_STACK_MISSING = _launch_stack_missing()
 LAUNCH_TESTS_REQUIRED = os.environ.get(REQUIRE_LAUNCH_TESTS) == 'required'
 
+#: The tests that need the interface packages that PyPI lacks (simulation_interfaces),
+#: built from ../shared/ros2-msgs.
+MSGS_TESTS = ('test_ros_simulation_services.py',)
+
+#: Set to ``required`` where ../shared/ros2-msgs exists (make test, as for the launch
+#: tests): a msgs test that is not collected, or skipped, is then an error.
+REQUIRE_MSGS_TESTS = 'DENOC_REQUIRE_MSGS_TESTS'
+
+
+def _msgs_missing():
+    """Return why simulation_interfaces cannot be imported, or None."""
+    try:
+        importlib.import_module('simulation_interfaces.srv')
+    except ImportError as exc:
+        return f'simulation_interfaces: {exc}'
+    return None
+
+
+MSGS_MISSING = _msgs_missing()
+MSGS_TESTS_REQUIRED = os.environ.get(REQUIRE_MSGS_TESTS) == 'required'
+
+collect_ignore_glob = []
 if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
-    collect_ignore_glob = list(LAUNCH_TESTS)
+    collect_ignore_glob += list(LAUNCH_TESTS)
+if MSGS_MISSING is not None and not MSGS_TESTS_REQUIRED:
+    collect_ignore_glob += list(MSGS_TESTS)
 
 
 def pytest_report_header(config):
-    """Say in one line whether the launch tests run, and if not why."""
+    """Say in one line each whether the launch and the msgs tests run, and if not why."""
     if LAUNCH_STACK_MISSING is None:
         mode = ' (required: a skip fails)' if LAUNCH_TESTS_REQUIRED else ''
-        return f'launch tests: run{mode}'
-    return ('launch tests: skipped, the ROS 2 launch stack is not installed '
-            f'({LAUNCH_STACK_MISSING}); see README "Testing"')
+        launch = f'launch tests: run{mode}'
+    else:
+        launch = ('launch tests: skipped, the ROS 2 launch stack is not installed '
+                  f'({LAUNCH_STACK_MISSING}); see README "Testing"')
+    if MSGS_MISSING is None:
+        mode = ' (required: a skip fails)' if MSGS_TESTS_REQUIRED else ''
+        msgs = f'simulation_interfaces tests: run{mode}'
+    else:
+        msgs = ('simulation_interfaces tests: skipped, simulation_interfaces is not '
+                f'installed ({MSGS_MISSING})')
+    return [launch, msgs]
 
 
 def pytest_sessionstart(session):
@@ -55,6 +87,10 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(
             f'{REQUIRE_LAUNCH_TESTS}=required but the launch stack cannot be imported: '
             f'{LAUNCH_STACK_MISSING}')
+    if MSGS_TESTS_REQUIRED and MSGS_MISSING is not None:
+        raise pytest.UsageError(
+            f'{REQUIRE_MSGS_TESTS}=required but {MSGS_MISSING}: build it from '
+            '../shared/ros2-msgs into install/')
     if os.environ.get('DENOC_TEST_FROM_SOURCE') != '1':
         spec = importlib.util.find_spec('denoc_dynamics')
         locations = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] \
@@ -73,12 +109,20 @@ def _is_launch_test(path):
     return any(Path(path).match(pattern) for pattern in LAUNCH_TESTS)
 
 
+def _is_msgs_test(path):
+    return any(Path(path).match(pattern) for pattern in MSGS_TESTS)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Where the launch tests are required, a skipped launch test is a failure."""
+    """Where the launch (or msgs) tests are required, a skipped one is a failure."""
     outcome = yield
     report = outcome.get_result()
     if LAUNCH_TESTS_REQUIRED and report.skipped and _is_launch_test(item.path):
         report.outcome = 'failed'
         report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_LAUNCH_TESTS}=required: '
                            f'{report.longrepr}')
+    elif MSGS_TESTS_REQUIRED and report.skipped and _is_msgs_test(item.path):
+        report.outcome = 'failed'
+        report.longrepr = (f'{item.nodeid} was skipped, but the simulation_interfaces tests '
+                           f'are required: {report.longrepr}')

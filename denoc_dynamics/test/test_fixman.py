@@ -1,5 +1,10 @@
 """Tests of the Fixman-theorem O(N) inversion for the planar point-mass chain (paper 001)."""
 
+import os
+from pathlib import Path
+import subprocess
+import sys
+import threading
 import tracemalloc
 
 from denoc_dynamics.core import fixman
@@ -366,3 +371,87 @@ def test_batched_states_equal_looped_states():
                                                 tau[index]))
         np.testing.assert_array_equal(G_inv[index],
                                       fixman.inverse_mass_matrix(theta[index], L, m))
+
+
+# --------------------------------------------------------------------------- numba
+
+def _jit_subset():
+    """Return results of the fixman API on a few chains, single states and batches."""
+    out = {'compiled': np.array(hasattr(fixman._forward_dynamics, 'py_func'))}
+    for n, mode in ((1, 'random'), (3, 'mixed'), (7, 'folded'), (20, 'random')):
+        rng = np.random.default_rng(1000 + n)
+        theta, L, m = _chain(rng, n, mode)
+        qd, tau, V = rng.normal(size=n), rng.normal(size=n), rng.normal(size=(n, 3))
+        key = f'{n}-{mode}-'
+        for name, block in zip(('aa', 'ab', 'bb'), fixman.h_blocks(theta, L, m)):
+            out[key + 'H' + name] = block.ab
+        out[key + 'x'] = fixman.positions(theta, L)
+        out[key + 'M'] = fixman.mass_matrix(theta, L, m)
+        out[key + 'Minv'] = fixman.inverse_mass_matrix(theta, L, m)
+        out[key + 'MinvV'] = fixman.apply_inverse_mass_matrix(theta, L, m, V)
+        out[key + 'bias'] = fixman.bias_force(theta, qd, L, m, (1.0, -9.0))
+        out[key + 'qdd'] = fixman.forward_dynamics(theta, qd, L, m, tau, (1.0, -9.0))
+        out[key + 'logdet'] = np.array(fixman.log_det_mass_matrix(theta, L, m))
+    rng = np.random.default_rng(2000)
+    theta, L, m = _chain(rng, 6, 'mixed')
+    theta = theta + rng.normal(size=(2, 3, 6))
+    theta[0, 0] = 0.0                     # aligned links in a batch
+    qd, tau = rng.normal(size=(2, 3, 6)), rng.normal(size=(2, 3, 6))
+    out['batch-qdd'] = fixman.forward_dynamics(theta, qd, L, m, tau)
+    out['batch-bias'] = fixman.bias_force(theta, qd, L, m)
+    out['batch-M'] = fixman.mass_matrix(theta, L, m)
+    out['batch-Minv'] = fixman.inverse_mass_matrix(theta, L, m)
+    out['batch-MinvV'] = fixman.apply_inverse_mass_matrix(theta, L, m, tau)
+    return out
+
+
+def _save_jit_subset(path):
+    """Write ``_jit_subset()`` to an .npz file (run in a subprocess)."""
+    np.savez(path, **_jit_subset())
+
+
+def test_same_results_without_jit(tmp_path):
+    """With NUMBA_DISABLE_JIT=1 the same lines run in CPython and agree to round-off."""
+    if os.environ.get('NUMBA_DISABLE_JIT', '0') not in ('', '0'):
+        pytest.skip('this process runs without the JIT already')
+    path = tmp_path / 'nojit.npz'
+    code = ('import sys; sys.path.insert(0, sys.argv[1]); import test_fixman; '
+            'test_fixman._save_jit_subset(sys.argv[2])')
+    subprocess.run([sys.executable, '-c', code, str(Path(__file__).parent), str(path)],
+                   env=dict(os.environ, NUMBA_DISABLE_JIT='1'), check=True, timeout=600)
+    compiled = _jit_subset()
+    with np.load(path) as interpreted:
+        assert sorted(interpreted.files) == sorted(compiled)
+        assert compiled.pop('compiled') and not interpreted['compiled']
+        for key, value in compiled.items():
+            assert interpreted[key].shape == value.shape, key
+            scale = max(1.0, np.max(np.abs(value)))
+            assert np.max(np.abs(interpreted[key] - value)) <= 1e-13 * scale, key
+
+
+def test_threads_call_single_states_and_batches_at_once():
+    """Two threads on batches and two on single states at once get the serial results."""
+    rng = np.random.default_rng(3)
+    theta, L, m = _chain(rng, 8, 'mixed')
+    theta = theta + rng.normal(size=(64, 8))
+    qd, tau = rng.normal(size=(64, 8)), rng.normal(size=(64, 8))
+    batch = fixman.forward_dynamics(theta, qd, L, m, tau)
+    single = np.array([fixman.forward_dynamics(theta[i], qd[i], L, m, tau[i])
+                       for i in range(64)])
+    np.testing.assert_array_equal(batch, single)
+    mismatches = []
+
+    def work(one_by_one):
+        for _ in range(30):
+            result = (np.array([fixman.forward_dynamics(theta[i], qd[i], L, m, tau[i])
+                                for i in range(64)]) if one_by_one
+                      else fixman.forward_dynamics(theta, qd, L, m, tau))
+            mismatches.append(not np.array_equal(result, batch))
+
+    threads = [threading.Thread(target=work, args=(k % 2 == 0,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(mismatches) == 4 * 30 and not any(mismatches)

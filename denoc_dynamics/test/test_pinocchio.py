@@ -56,6 +56,7 @@ import zlib
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import example_robot_data_dir
+from denoc_dynamics.core.robot import FD_METHODS
 import numpy as np
 import pytest
 
@@ -467,7 +468,7 @@ def test_gravity_torques(pair):
                      f'gravity torques, state {k}')
 
 
-@pytest.mark.parametrize('method', ['denoc', 'cholesky', 'dense'])
+@pytest.mark.parametrize('method', FD_METHODS)
 def test_forward_dynamics(pair, method):
     """Forward dynamics, by each method, equals Pinocchio's ABA."""
     for k, (q, qd, _, tau) in enumerate(pair.states):

@@ -33,6 +33,8 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
     """
     OUT[s] = the ``algorithm`` at state s of (Q, X1, X2, F), for every s in parallel.
 
+    F (S, n, 6) holds the external wrenches (zeros for none).
+
     ``threads`` is numba.get_num_threads() (called in here, it would make this
     function uncacheable).
     """
@@ -49,7 +51,7 @@ def _block(algorithm, reals, ints, Q, X1, X2, F, OUT, start, stop):
     n = Q.shape[1]
     data = np.empty(DATA_REALS * n)
     for s in range(start, stop):
-        f = None if F is None else F[s]
+        f = F[s]
         if algorithm == INVERSE_DYNAMICS:
             inverse_dynamics(reals, ints, Q[s], X1[s], X2[s], f, data, OUT[s, 0])
         elif algorithm == FORWARD_DYNAMICS:

@@ -1,89 +1,288 @@
 """
 O(N) mass-matrix inversion of a planar point-mass chain by Fixman's theorem.
 
-Implements K. Lee and G. S. Chirikjian, "A New Perspective on O(n) Mass-Matrix
-Inversion for Serial Revolute Manipulators" (paper 001, IEEE ICRA 2005).
+K. Lee and G. S. Chirikjian, "A New Perspective on O(n) Mass-Matrix Inversion for
+Serial Revolute Manipulators", IEEE ICRA 2005 (001 below).  N point masses m_i at the
+joint ends x_i (x_0 fixed at the origin), link lengths L_i, joint angles theta_i
+(001 Fig. 1, eq. 14).  With the lengths released, q = [theta_1..theta_N, L_1..L_N]
+are free coordinates of the points: G = (dx/dq)^T diag(m) (dx/dq) (001 eq. 4) and
+H = G^-1 = J diag(1/m) J^T, J = dq/dx (001 eqs. 3, 5).  theta_i depends on three
+consecutive points and L_i on two, so the blocks of H are banded (001 eq. 24):
+H^aa = H^{theta theta} (bandwidths 2, 2), H^ab = H^{theta L} (2, 1), H^bb = H^{LL}
+(1, 1); (G^aa)^-1 = H^aa - H^ab (H^bb)^-1 H^ba (001 eqs. 12, 25) is applied in O(N)
+(001 eq. 13).  dtheta_i/dx comes from the absolute angle phi_i of d_i = x_i - x_{i-1}
+and theta_i = phi_i - phi_{i-1}; unlike 001 eq. (21) it is regular for aligned links.
 
-The chain: N point masses m_i at the joint ends x_i (x_0 fixed at the origin),
-link lengths L_i and relative joint angles theta_i (001 Fig. 1, eq. 14).  If the
-lengths are released as extra coordinates, q = [theta_1..theta_N, L_1..L_N]
-describes every point mass freely; the unconstrained mass matrix in q is
-G = (dx/dq)^T diag(m) (dx/dq) (001 eq. 4) and its inverse
-H = G^-1 = J diag(1/m) J^T, J = dq/dx (001 eqs. 3, 5).  Each theta_i depends on
-three consecutive points and each L_i on two, so every block of H is banded
-(001 eq. 24).  The arm's mass matrix is the block G^aa = G^{theta theta}; by block
-elimination (G^aa)^-1 = H^aa - H^ab (H^bb)^-1 H^ba (001 eqs. 12, 25), and applying
-it to a vector takes banded products and one banded SPD solve: O(N).
-
-Ordering of q: the two groups are kept separate, as in the paper, rows of J are
-[theta_1..theta_N, L_1..L_N] and its columns are [x_1, y_1, x_2, y_2, ...].
-Within each group the natural order keeps the blocks banded: H^aa has lower and
-upper bandwidth (2, 2), H^ab (2, 1), H^ba (1, 2) and H^bb (1, 1).
-
-The derivatives of the angles come from phi_i = atan2(d_i,y, d_i,x), the absolute
-angle of d_i = x_i - x_{i-1}: dphi_i/dd_i = (-d_i,y, d_i,x) / L_i^2 and
-theta_i = phi_i - phi_{i-1}.  Unlike 001 eq. (21), which divides by sin(theta_i),
-this is regular when links are aligned (theta_i = 0 or pi).
-
-Indices in code are 0-based: point k of the arrays is x_{k+1} of the paper.
-Every function takes one state (1-D arrays of length N); L and m may also be
-scalars, broadcast to all links.  The dynamics functions (``mass_matrix``,
-``inverse_mass_matrix``, ``apply_inverse_mass_matrix``, ``bias_force``,
-``forward_dynamics``) also take a batch of states, shape (..., N), mapped over the
-one-state code.
+The kernels are per-link loops compiled by numba (with ``NUMBA_DISABLE_JIT=1`` the same
+lines run in CPython), indices 0-based (point k is x_{k+1} of the paper).  Functions
+take one state (arrays of length N; L and m may be scalars); the dynamics functions
+also a batch (..., N): a parallel loop over the one-state kernel.
 """
 
-import functools
+import math
+import threading
 from typing import NamedTuple
 
+import numba
 import numpy as np
-from scipy.linalg import cholesky_banded, solveh_banded
 
 __all__ = [
-    'BandedMatrix', 'HBlocks', 'absolute_angles', 'positions', 'link_vectors',
-    'constraint_jacobian', 'cartesian_jacobian', 'mass_matrix',
-    'unconstrained_mass_matrix', 'h_blocks', 'inverse_mass_matrix',
-    'apply_inverse_mass_matrix', 'bias_force', 'forward_dynamics',
+    'BandedMatrix', 'HBlocks', 'positions', 'link_vectors', 'constraint_jacobian',
+    'cartesian_jacobian', 'mass_matrix', 'unconstrained_mass_matrix', 'h_blocks',
+    'inverse_mass_matrix', 'apply_inverse_mass_matrix', 'bias_force', 'forward_dynamics',
     'log_det_identity', 'log_det_mass_matrix',
 ]
 
+_jit = numba.njit(cache=True, nogil=True)
+_pjit = numba.njit(cache=True, parallel=True)
+#: numba's default threading layer (workqueue) must not run two parallel loops at once.
+_BATCH_LOCK = threading.Lock()
 
-# --------------------------------------------------------------------------- utilities
+# Rows of a state's work array W: H^aa, H^ab, H^bb in banded storage (H_ij in row
+# upper + i - j, column j), the diagonal of U_h and the multipliers of L_h
+# (H^bb = L_h U_h), the vectors d (then e) and b of 001 eq. 13, the point forces f, 1/m.
+AA, AB, BB, UH, LH, E, B, F, W_M = 0, 5, 9, 12, 13, 14, 15, 16, 18
+_ROWS = 19
 
-def _chain(theta, L, m=None):
-    """Validate one chain state, broadcasting scalar L and m to the links."""
-    theta = np.asarray(theta, dtype=float)
-    if theta.ndim != 1 or theta.size == 0:
+
+# --------------------------------------------------------------------------- kernels
+
+@_jit
+def _jacobian(theta, L, J):
+    """
+    Rows of J = dq/dx as 2-vectors (001 eqs. 14, 18; eq. 21 in regular form).
+
+    J[i, s] = dtheta_i/dx_{i-s} (s < 3), J[i, 3] = dL_i/dx_i = e_i = (cos, sin) phi_i,
+    J[i, 4] = dL_i/dx_{i-1} = -e_i.  With g_i = dphi_i/dx_i = (-e_iy, e_ix) / L_i:
+    dtheta_i/dx_i = g_i, dtheta_i/dx_{i-1} = -g_i - g_{i-1}, dtheta_i/dx_{i-2} = g_{i-1}.
+    """
+    phi, gx, gy = 0.0, 0.0, 0.0
+    for i in range(theta.shape[0]):
+        phi += theta[i]
+        ex, ey = math.cos(phi), math.sin(phi)
+        J[i, 2, 0], J[i, 2, 1] = gx, gy
+        gx, gy = -ey / L[i], ex / L[i]
+        J[i, 0, 0], J[i, 0, 1] = gx, gy
+        J[i, 1, 0], J[i, 1, 1] = -gx - J[i, 2, 0], -gy - J[i, 2, 1]
+        J[i, 3, 0], J[i, 3, 1], J[i, 4, 0], J[i, 4, 1] = ex, ey, -ex, -ey
+
+
+@_jit
+def _band_gram(J, sa, pa, sb, pb, w, C):
+    """
+    C_ij = sum_l w_l (da_i/dx_l) . (db_j/dx_l), w_l = 1/m_l, banded (001 eqs. 5, 23).
+
+    da_i/dx_{i-s} = J[i, sa + s] (s < pa) and db_j/dx_{j-t} = J[j, sb + t] (t < pb): the
+    sum runs over the points l that rows i and j share, so -(pb - 1) <= i - j <= pa - 1.
+    """
+    n, upper = J.shape[0], pb - 1
+    C[:, :] = 0.0
+    for i in range(n):
+        for j in range(max(0, i - pa + 1), min(n, i + pb)):
+            acc = 0.0
+            for l in range(max(0, i - pa + 1, j - pb + 1), min(i, j) + 1):
+                acc += w[l] * (J[i, sa + i - l, 0] * J[j, sb + j - l, 0]
+                               + J[i, sa + i - l, 1] * J[j, sb + j - l, 1])
+            C[upper + i - j, j] = acc
+
+
+@_jit
+def _h_blocks(m, J, W):
+    """H^aa, H^ab, H^bb (001 eqs. 23-24) and H^bb = L_h U_h (001 after eq. 13)."""
+    for l in range(W.shape[1]):
+        W[W_M, l] = 1.0 / m[l]
+    _band_gram(J, 0, 3, 0, 3, W[W_M], W[AA:AB])
+    _band_gram(J, 0, 3, 3, 2, W[W_M], W[AB:BB])
+    _band_gram(J, 3, 2, 3, 2, W[W_M], W[BB:UH])
+    W[UH, 0] = W[BB + 1, 0]
+    for i in range(1, W.shape[1]):
+        W[LH, i] = W[BB + 2, i - 1] / W[UH, i - 1]           # l_i = H_i,i-1 / u_i-1
+        W[UH, i] = W[BB + 1, i] - W[LH, i] * W[BB, i]        # u_i = H_ii - l_i H_i-1,i
+
+
+@_jit
+def _band_mv(C, lower, v, alpha, out, transpose):
+    """Add alpha C v (alpha C^T v with ``transpose``) to out; C banded, ``lower`` below."""
+    upper = C.shape[0] - 1 - lower
+    below, above = (upper, lower) if transpose else (lower, upper)
+    for i in range(out.shape[0]):
+        acc = 0.0
+        for j in range(max(0, i - below), min(v.shape[0], i + above + 1)):
+            acc += (C[upper + j - i, i] if transpose else C[upper + i - j, j]) * v[j]
+        out[i] += alpha * acc
+
+
+@_jit
+def _eq13(W, b, qdd):
+    """Set qdd = c - f: c = H^aa b, d = H^ba b, L_h z = d, U_h e = z, f = H^ab e (001 eq. 13)."""
+    n = W.shape[1]
+    qdd[:] = 0.0
+    W[E, :] = 0.0
+    _band_mv(W[AA:AB], 2, b, 1.0, qdd, False)
+    _band_mv(W[AB:BB], 2, b, 1.0, W[E], True)
+    for i in range(1, n):
+        W[E, i] -= W[LH, i] * W[E, i - 1]
+    W[E, n - 1] /= W[UH, n - 1]
+    for i in range(n - 2, -1, -1):
+        W[E, i] = (W[E, i] - W[BB, i + 1] * W[E, i + 1]) / W[UH, i]
+    _band_mv(W[AB:BB], 2, W[E], -1.0, qdd, False)
+
+
+@_jit
+def _bias(theta, theta_dot, L, m, g, out, J, W):
+    """
+    C + g (the b of 001 eq. 9 at tau = 0, negated, plus gravity); fills J on the way.
+
+    Forward: phidot_i = phidot_{i-1} + thetadot_i, the point accelerations at
+    theta_ddot = 0, a_i = a_{i-1} - phidot_i^2 d_i, and f_i = m_i (a_i - g).  Backward:
+    F_i = F_{i+1} + f_i and the moment about x_{i-1}, n_i = n_{i+1} + d_i x F_i.
+    """
+    _jacobian(theta, L, J)
+    phidot, ax, ay = 0.0, 0.0, 0.0
+    for i in range(theta.shape[0]):
+        phidot += theta_dot[i]
+        ax -= phidot * phidot * L[i] * J[i, 3, 0]
+        ay -= phidot * phidot * L[i] * J[i, 3, 1]
+        W[F, i], W[F + 1, i] = m[i] * (ax - g[0]), m[i] * (ay - g[1])
+    Fx, Fy, n_i = 0.0, 0.0, 0.0
+    for i in range(theta.shape[0] - 1, -1, -1):
+        Fx, Fy = Fx + W[F, i], Fy + W[F + 1, i]
+        n_i += L[i] * (J[i, 3, 0] * Fy - J[i, 3, 1] * Fx)
+        out[i] = n_i
+
+
+@_jit
+def _apply(theta, v, L, m, out, J, W):
+    """(G^aa)^-1 v of one state, column by column of v (N, k) (001 eq. 13)."""
+    _jacobian(theta, L, J)
+    _h_blocks(m, J, W)
+    for c in range(v.shape[1]):
+        _eq13(W, v[:, c], out[:, c])
+
+
+@_jit
+def _forward_dynamics(theta, theta_dot, tau, L, m, g, qdd, J, W):
+    """theta_ddot = (G^aa)^-1 b, b = tau - C - g (001 eqs. 9, 13), one state."""
+    _bias(theta, theta_dot, L, m, g, W[B], J, W)
+    for i in range(theta.shape[0]):
+        W[B, i] = tau[i] - W[B, i]
+    _h_blocks(m, J, W)
+    _eq13(W, W[B], qdd)
+
+
+@_jit
+def _mass_matrix(theta, L, m, G, J, W):
+    """
+    G^aa_jk = sum_{l >= max(j,k)} m_l (x_l - x_{j-1}) . (x_l - x_{k-1}) in O(N^2).
+
+    001 eq. (4) with dx_l/dtheta_j = perp(x_l - x_{j-1}), summed over the composite
+    masses l >= k about x_{k-1}: M_k = sum m_l, c_k = sum m_l (x_l - x_{k-1}),
+    I_k = sum m_l |x_l - x_{k-1}|^2, and G^aa_jk = I_k + (x_{k-1} - x_{j-1}) . c_k.
+    """
+    _jacobian(theta, L, J)
+    M, cx, cy, I_k = 0.0, 0.0, 0.0, 0.0
+    for k in range(theta.shape[0] - 1, -1, -1):
+        dx, dy = L[k] * J[k, 3, 0], L[k] * J[k, 3, 1]
+        I_k += 2.0 * (dx * cx + dy * cy) + (M + m[k]) * L[k] * L[k]
+        M += m[k]
+        cx, cy = cx + M * dx, cy + M * dy
+        G[k, k], rx, ry = I_k, 0.0, 0.0
+        for j in range(k - 1, -1, -1):
+            rx, ry = rx + L[j] * J[j, 3, 0], ry + L[j] * J[j, 3, 1]
+            G[j, k] = G[k, j] = I_k + rx * cx + ry * cy
+
+
+@_jit
+def _log_dets(theta, L, m, J, W):
+    """
+    (log det G, log det H^bb) (001 eq. 8) in O(N).
+
+    det G = prod m_i^2 L_i^2 (dx/dq is triangular up to planar rotations, determinant
+    prod L_i); det H^bb = det U_h, the product of its diagonal.
+    """
+    _jacobian(theta, L, J)
+    _h_blocks(m, J, W)
+    log_det_g, log_det_hbb = 0.0, 0.0
+    for i in range(theta.shape[0]):
+        log_det_g += 2.0 * math.log(m[i] * L[i])
+        log_det_hbb += math.log(W[UH, i])
+    return log_det_g, log_det_hbb
+
+
+@_pjit
+def _mass_matrix_batch(theta, L, m, G, J, W):
+    for s in numba.prange(theta.shape[0]):
+        _mass_matrix(theta[s], L, m, G[s], J[s], W[s])
+
+
+@_pjit
+def _apply_batch(theta, v, L, m, out, J, W):
+    for s in numba.prange(theta.shape[0]):
+        _apply(theta[s], v[s], L, m, out[s], J[s], W[s])
+
+
+@_pjit
+def _bias_batch(theta, theta_dot, L, m, g, out, J, W):
+    for s in numba.prange(theta.shape[0]):
+        _bias(theta[s], theta_dot[s], L, m, g, out[s], J[s], W[s])
+
+
+@_pjit
+def _forward_dynamics_batch(theta, theta_dot, tau, L, m, g, qdd, J, W):
+    for s in numba.prange(theta.shape[0]):
+        _forward_dynamics(theta[s], theta_dot[s], tau[s], L, m, g, qdd[s], J[s], W[s])
+
+
+# --------------------------------------------------------------------------- Python side
+
+def _chain(theta, L, m=None, batch=False, theta_dot=None):
+    """Validate one state (with ``batch`` states (..., N)); copy to C-ordered floats."""
+    theta = np.array(theta, dtype=float, order='C')
+    if theta.ndim == 0 or theta.shape[-1] == 0 or (theta.ndim > 1 and not batch):
         raise ValueError('theta must be a non-empty 1-D array, got shape %s'
                          % (theta.shape,))
-    n = theta.size
-    L = np.broadcast_to(np.asarray(L, dtype=float), (n,))
-    if not np.all(L > 0.0):
+    L, m = (None if a is None else _state(theta.shape[-1:], a) for a in (L, m))
+    if not (L > 0.0).all():
         raise ValueError('link lengths L must be positive')
-    if m is None:
-        return theta, L
-    m = np.broadcast_to(np.asarray(m, dtype=float), (n,))
-    if not np.all(m > 0.0):
+    if m is not None and not (m > 0.0).all():
         raise ValueError('point masses m must be positive')
-    return theta, L, m
+    if theta_dot is None:
+        return (theta, L) if m is None else (theta, L, m)
+    if theta.ndim == 1 and np.shape(theta_dot) != theta.shape:
+        raise ValueError('theta_dot must have the shape of theta')
+    return theta, _state(theta.shape, theta_dot), L, m
 
 
-def _perp(v):
-    """Rotate planar vectors by +90 degrees: (x, y) -> (-y, x)."""
-    return np.stack([-v[..., 1], v[..., 0]], axis=-1)
+def _state(shape, value):
+    """Return ``value`` broadcast to ``shape``, a C-ordered writable copy (one signature)."""
+    value = np.asarray(value, dtype=float)
+    return np.array(value if value.shape == shape else np.broadcast_to(value, shape), order='C')
 
 
-def _cross(a, b):
-    """Planar cross product a_x b_y - a_y b_x (the z component)."""
-    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+def _work(batch, n):
+    """Return the work arrays J (..., N, 5, 2) and W (..., _ROWS, N) of a batch shape."""
+    return np.empty(batch + (n, 5, 2)), np.empty(batch + (_ROWS, n))
+
+
+def _run(kernel, batch_kernel, states, shared, out):
+    """Run the one-state kernel, or its parallel loop over the states' leading axes."""
+    batch = states[0].shape[:-1]
+    work = _work(batch, states[0].shape[-1])
+    if not batch:
+        kernel(*states, *shared, out, *work)
+        return out
+    flat = [a.reshape((math.prod(batch),) + a.shape[len(batch):])
+            for a in (*states, out, *work)]
+    with _BATCH_LOCK:
+        batch_kernel(*flat[:len(states)], *shared, *flat[len(states):])
+    return out
 
 
 class BandedMatrix(NamedTuple):
     """
     A matrix in scipy.linalg banded storage: ab[upper + i - j, j] = A[i, j].
 
-    ``lower`` and ``upper`` are the numbers of sub- and super-diagonals, ``shape``
-    the (rows, cols) of the full matrix.  Storage is (lower + upper + 1) x cols.
+    ``lower``/``upper``: the numbers of sub-/super-diagonals; ``shape``: (rows, cols).
     """
 
     ab: np.ndarray
@@ -93,155 +292,73 @@ class BandedMatrix(NamedTuple):
 
     def diagonal(self, k):
         """Return diagonal k (k > 0 above the main diagonal) as a 1-D array."""
-        rows, cols = self.shape
-        i = np.arange(max(0, -k), min(rows, cols - k))
+        i = np.arange(max(0, -k), min(self.shape[0], self.shape[1] - k))
         return self.ab[self.upper - k, i + k]
 
-    def matvec(self, v):
-        """Return A v in O((lower + upper + 1) N) operations (v may be 2-D)."""
+    def matvec(self, v, transpose=False):
+        """Return A v (A^T v with ``transpose``) in O((lower + upper + 1) N); v 1-D or 2-D."""
         v = np.asarray(v, dtype=float)
-        rows, cols = self.shape
-        out = np.zeros((rows,) + v.shape[1:])
-        for k in range(-self.lower, self.upper + 1):
-            i = np.arange(max(0, -k), min(rows, cols - k))
-            a = self.ab[self.upper - k, i + k]
-            out[i] += a.reshape(a.shape + (1,) * (v.ndim - 1)) * v[i + k]
+        out = np.zeros((self.shape[1] if transpose else self.shape[0],) + v.shape[1:])
+        columns, out_columns = v.reshape(v.shape[0], -1), out.reshape(out.shape[0], -1)
+        for c in range(columns.shape[1]):
+            _band_mv(self.ab, self.lower, columns[:, c], 1.0, out_columns[:, c], transpose)
         return out
 
     def rmatvec(self, v):
         """Return A^T v in O((lower + upper + 1) N) operations (v may be 2-D)."""
-        v = np.asarray(v, dtype=float)
-        rows, cols = self.shape
-        out = np.zeros((cols,) + v.shape[1:])
-        for k in range(-self.lower, self.upper + 1):
-            i = np.arange(max(0, -k), min(rows, cols - k))
-            a = self.ab[self.upper - k, i + k]
-            out[i + k] += a.reshape(a.shape + (1,) * (v.ndim - 1)) * v[i]
-        return out
-
-    def upper_form(self):
-        """Return the upper-triangle storage used by solveh_banded (symmetric A)."""
-        return self.ab[:self.upper + 1]
+        return self.matvec(v, transpose=True)
 
     def toarray(self):
         """Return the dense matrix (for tests and small N only)."""
-        rows, cols = self.shape
         dense = np.zeros(self.shape)
         for k in range(-self.lower, self.upper + 1):
-            i = np.arange(max(0, -k), min(rows, cols - k))
+            i = np.arange(max(0, -k), min(self.shape[0], self.shape[1] - k))
             dense[i, i + k] = self.ab[self.upper - k, i + k]
         return dense
 
 
 class HBlocks(NamedTuple):
-    """
-    The blocks of H = G^-1 (001 eqs. 6-7, 22-24), banded.
-
-    ``aa`` = H^{theta theta}, ``ab`` = H^{theta L}, ``bb`` = H^{L L}; H^{L theta} is
-    ab transposed (use ``ab.rmatvec``).
-    """
+    """The banded blocks of H = G^-1 (001 eqs. 6-7, 22-24); H^{L theta} = ab^T."""
 
     aa: BandedMatrix
     ab: BandedMatrix
     bb: BandedMatrix
 
 
-def _batched(*state_args):
-    """Map a one-state function over the leading axes of its state arguments."""
-    def wrap(f):
-        names = f.__code__.co_varnames[:f.__code__.co_argcount]
-
-        @functools.wraps(f)
-        def mapped(*args, **kwargs):
-            bound = dict(zip(names, args), **kwargs)
-            theta = np.asarray(bound['theta'], dtype=float)
-            if theta.ndim <= 1:
-                return f(**bound)
-            batch = theta.shape[:-1]
-            for name in state_args:
-                bound[name] = np.broadcast_to(np.asarray(bound[name], dtype=float),
-                                              theta.shape)
-            results = [f(**{k: v[index] if k in state_args else v for k, v in bound.items()})
-                       for index in np.ndindex(batch)]
-            return np.stack(results).reshape(batch + results[0].shape)
-        return mapped
-    return wrap
-
-
-# --------------------------------------------------------------------------- kinematics
-
-def absolute_angles(theta):
-    """Return phi_i = theta_1 + ... + theta_i, the angle of link i to the base x axis."""
-    return np.cumsum(np.asarray(theta, dtype=float))
-
+# --------------------------------------------------------------------------- public API
 
 def positions(theta, L):
-    """
-    Return the point-mass positions x_1..x_N, shape (N, 2) (001 eq. 14).
-
-    x_i = x_{i-1} + L_i (cos phi_i, sin phi_i), x_0 = 0, phi_i the absolute angle.
-    """
+    """Return the point-mass positions x_1..x_N, shape (N, 2) (001 eq. 14)."""
     theta, L = _chain(theta, L)
-    phi = np.cumsum(theta)
-    d = L[:, None] * np.stack([np.cos(phi), np.sin(phi)], axis=-1)
-    return np.cumsum(d, axis=0)
+    J = _work((), theta.size)[0]
+    _jacobian(theta, L, J)
+    return np.cumsum(L[:, None] * J[:, 3], axis=0)
 
 
 def link_vectors(x):
     """Return d_i = x_i - x_{i-1} (x_0 = 0) for positions x of shape (N, 2)."""
-    x = np.asarray(x, dtype=float)
-    return np.diff(x, axis=0, prepend=np.zeros((1, 2)))
-
-
-def _local_jacobian(x):
-    """
-    Nonzero 1x2 blocks of J = dq/dx, by row.
-
-    Returns (Ja, Jb): Ja[i, s] = d theta_i / d x_{i-s} for s = 0, 1, 2 and
-    Jb[i, s] = d L_i / d x_{i-s} for s = 0, 1 (0-based point index; entries that
-    would refer to the fixed base point x_0 or before are zero).  Built from
-    dphi_i/dd_i = (-d_y, d_x) / L_i^2 and dL_i/dd_i = d_i^T / L_i (001 eq. 18);
-    no division by sin(theta_i) (cf. 001 eq. 21).
-    """
-    d = link_vectors(x)
-    n = d.shape[0]
-    L2 = np.einsum('ij,ij->i', d, d)
-    if not np.all(L2 > 0.0):
-        raise ValueError('coincident consecutive points: a link has zero length')
-    gphi = _perp(d) / L2[:, None]             # d phi_i / d x_i = -d phi_i / d x_{i-1}
-    u = d / np.sqrt(L2)[:, None]              # d L_i / d x_i = -d L_i / d x_{i-1}
-    gprev = np.vstack([np.zeros((1, 2)), gphi[:-1]])   # d phi_{i-1} / d x_{i-1}
-    Ja = np.zeros((n, 3, 2))
-    Ja[:, 0] = gphi
-    Ja[:, 1] = -gphi - gprev
-    Ja[:, 2] = gprev
-    Jb = np.zeros((n, 2, 2))
-    Jb[:, 0] = u
-    Jb[:, 1] = -u
-    for s in range(1, 3):                     # x_0 is fixed: drop its columns
-        Ja[:s, s] = 0.0
-    Jb[:1, 1] = 0.0
-    return Ja, Jb
+    return np.diff(np.asarray(x, dtype=float), axis=0, prepend=np.zeros((1, 2)))
 
 
 def constraint_jacobian(x):
     """
-    Return J = dq/dx, dense (2N, 2N), for positions x of shape (N, 2).
+    Return J = dq/dx, dense (2N, 2N), at the positions x (N, 2), for tests.
 
-    Rows: [theta_1..theta_N, L_1..L_N]; columns: [x_1, y_1, ..., x_N, y_N].  The
-    inverse of dx/dq (001 sec. II); regular for aligned links.  Dense, for tests.
+    Rows [theta_1..theta_N, L_1..L_N], columns [x_1, y_1, ..., x_N, y_N]: the inverse
+    of dx/dq (001 sec. II), taken at the internal coordinates q(x) of the points.
     """
-    x = np.asarray(x, dtype=float)
-    n = x.shape[0]
-    Ja, Jb = _local_jacobian(x)
+    d = link_vectors(x)
+    n, L = d.shape[0], np.hypot(d[:, 0], d[:, 1])
+    if not np.all(L > 0.0):
+        raise ValueError('coincident consecutive points: a link has zero length')
+    rows = _work((), n)[0]
+    _jacobian(np.diff(np.arctan2(d[:, 1], d[:, 0]), prepend=0.0), L, rows)
     J = np.zeros((2 * n, 2 * n))
     for i in range(n):
-        for s in range(3):
-            if i - s >= 0:
-                J[i, 2 * (i - s):2 * (i - s) + 2] = Ja[i, s]
-        for s in range(2):
-            if i - s >= 0:
-                J[n + i, 2 * (i - s):2 * (i - s) + 2] = Jb[i, s]
+        for s in range(min(3, i + 1)):                 # dtheta_i/dx_{i-s}
+            J[i, 2 * (i - s):2 * (i - s) + 2] = rows[i, s]
+        for s in range(min(2, i + 1)):                 # dL_i/dx_{i-s}
+            J[n + i, 2 * (i - s):2 * (i - s) + 2] = rows[i, 3 + s]
     return J
 
 
@@ -252,199 +369,126 @@ def cartesian_jacobian(theta, L, lengths=False):
     d x_i / d theta_j = perp(x_i - x_{j-1}) and d x_i / d L_j = d_j / L_j for j <= i.
     """
     theta, L = _chain(theta, L)
-    n = theta.size
-    x = positions(theta, L)
-    xprev = np.vstack([np.zeros((1, 2)), x[:-1]])
-    lower = np.tril(np.ones((n, n), dtype=bool))          # [i, j]: j <= i
-    Jx = _perp(x[:, None, :] - xprev[None, :, :]) * lower[..., None]   # (i, j, 2)
-    Jx = Jx.transpose(0, 2, 1).reshape(2 * n, n)
+    n, x = theta.size, positions(theta, L)
+    r = x[:, None, :] - np.vstack([np.zeros((1, 2)), x[:-1]])[None]    # x_i - x_{j-1}
+    below = np.tri(n)[:, None, :]                                       # [i, ., j]: j <= i
+    Jx = (np.stack([-r[..., 1], r[..., 0]], axis=1) * below).reshape(2 * n, n)
     if not lengths:
         return Jx
-    u = link_vectors(x) / L[:, None]
-    JL = (u[None, :, :] * lower[..., None]).transpose(0, 2, 1).reshape(2 * n, n)
-    return np.hstack([Jx, JL])
+    return np.hstack([Jx, ((link_vectors(x) / L[:, None]).T * below).reshape(2 * n, n)])
 
 
-@_batched('theta')
 def mass_matrix(theta, L, m):
-    """
-    Return the arm's mass matrix G^aa = J_x^T diag(m) J_x, dense (N, N).
-
-    The textbook O(N^2) construction with J_x = dx/dtheta (001 eq. 4 restricted
-    to the soft variables); the independent reference for the Fixman inverse.
-    """
-    theta, L, m = _chain(theta, L, m)
-    Jx = cartesian_jacobian(theta, L)
-    return Jx.T @ (np.repeat(m, 2)[:, None] * Jx)
+    """Return the arm's mass matrix G^aa (001 eq. 4), dense (N, N), in O(N^2)."""
+    theta, L, m = _chain(theta, L, m, batch=True)
+    out = np.empty(theta.shape + theta.shape[-1:])
+    return _run(_mass_matrix, _mass_matrix_batch, (theta,), (L, m), out)
 
 
 def unconstrained_mass_matrix(theta, L, m):
     """
     Return G = (dx/dq)^T diag(m) (dx/dq), q = (theta, L), dense (2N, 2N) (001 eq. 4).
 
-    This is the G of Fixman's theorem (001 eqs. 6, 8): the mass matrix of the free
-    point masses written in the internal coordinates q, not the Cartesian
-    diag(m) (x) 1_2.  The two differ by the Jacobian: det G = prod(m_i^2 L_i^2).
+    The G of Fixman's theorem (001 eqs. 6, 8): the free point masses in the internal
+    coordinates q, not the Cartesian diag(m) (x) 1_2; det G = prod(m_i^2 L_i^2).
     """
     theta, L, m = _chain(theta, L, m)
     Jq = cartesian_jacobian(theta, L, lengths=True)
     return Jq.T @ (np.repeat(m, 2)[:, None] * Jq)
 
 
-# --------------------------------------------------------------------------- banded H
-
-def _banded_gram(A, B, w):
-    """
-    Return C = A diag(w) B^T in banded storage, from per-row Jacobian blocks.
-
-    A[i, s] = d a_i / d x_{i-s} (s < pa), B[j, t] = d b_j / d x_{j-t} (t < pb),
-    each a 2-vector, and w the per-point weights.  C_ij = sum_l w_l A_il . B_jl is
-    nonzero only for -(pa - 1) <= j - i <= pb - 1 (001 eq. 7).
-    """
-    n, pa = A.shape[:2]
-    pb = B.shape[1]
-    lower, upper = pa - 1, pb - 1
-    ab = np.zeros((lower + upper + 1, n))
-    for k in range(-lower, upper + 1):          # C[i, i + k]
-        i = np.arange(max(0, -k), min(n, n - k))
-        acc = np.zeros(i.size)
-        for s in range(pa):
-            t = s + k                           # same point l = i - s = (i + k) - t
-            if not 0 <= t < pb:
-                continue
-            ok = i - s >= 0
-            ii = i[ok]
-            acc[ok] += w[ii - s] * np.einsum('ij,ij->i', A[ii, s], B[ii + k, t])
-        ab[upper - k, i + k] = acc
-    return BandedMatrix(ab, lower, upper, (n, n))
-
-
 def h_blocks(theta, L, m):
     """
-    Return the banded blocks of H = G^-1 = J diag(1/m) J^T (001 eqs. 5, 7, 23-24).
+    Return ``HBlocks(aa, ab, bb)`` of H = G^-1 = J diag(1/m) J^T (001 eqs. 5, 7, 23-24).
 
-    Returns ``HBlocks(aa, ab, bb)``: H^{theta theta} (bandwidths 2, 2),
-    H^{theta L} (2, 1) and H^{L L} (1, 1, symmetric positive definite), built in
-    O(N) from the per-point derivatives of q.
+    H^{theta theta} (bandwidths 2, 2), H^{theta L} (2, 1) and H^{L L} (1, 1, symmetric
+    positive definite), built in O(N) from the per-point derivatives of q.
     """
     theta, L, m = _chain(theta, L, m)
-    Ja, Jb = _local_jacobian(positions(theta, L))
-    w = 1.0 / m
-    return HBlocks(_banded_gram(Ja, Ja, w), _banded_gram(Ja, Jb, w),
-                   _banded_gram(Jb, Jb, w))
+    n = theta.size
+    J, W = _work((), n)
+    _jacobian(theta, L, J)
+    _h_blocks(m, J, W)
+    return HBlocks(*(BandedMatrix(W[a:b], lower, b - a - 1 - lower, (n, n))
+                     for a, b, lower in ((AA, AB, 2), (AB, BB, 2), (BB, UH, 1))))
 
 
-@_batched('theta')
 def inverse_mass_matrix(theta, L, m):
     """
     Return (G^aa)^-1 = H^aa - H^ab (H^bb)^-1 H^ba, dense (N, N) (001 eqs. 12, 25).
 
-    Note 001 eq. (25) prints the last factor as H^{L theta} ... H^{theta L}; the
-    dimensions of eq. (12) require H^{theta L} (H^{LL})^-1 H^{L theta}, used here.
-    The banded solve costs O(N) per column, O(N^2) for the whole inverse.
+    001 eq. (25) prints the last factor as H^{L theta} ... H^{theta L}; the dimensions
+    of eq. (12) require H^{theta L} (H^{LL})^-1 H^{L theta}.  Eq. (13) applied to the
+    columns of the identity: O(N^2).
     """
-    H = h_blocks(theta, L, m)
-    Hba = H.ab.toarray().T
-    return H.aa.toarray() - H.ab.matvec(_solve_hbb(H.bb, Hba))
+    theta, L, m = _chain(theta, L, m, batch=True)
+    eye = _state(theta.shape + theta.shape[-1:], np.eye(theta.shape[-1]))
+    return _run(_apply, _apply_batch, (theta, eye), (L, m), np.empty(eye.shape))
 
 
-def _solve_hbb(Hbb, rhs):
-    """Return (H^bb)^-1 rhs by a banded Cholesky solve (LAPACK ptsv/pbsv), O(N)."""
-    if Hbb.shape[0] == 1:                     # scipy's tridiagonal path needs N >= 2
-        return rhs / Hbb.ab[Hbb.upper, 0]
-    return solveh_banded(Hbb.upper_form(), rhs)
-
-
-@_batched('theta', 'v')
 def apply_inverse_mass_matrix(theta, L, m, v):
     """
     Return (G^aa)^-1 v in O(N) (001 eq. 13); v of shape (N,) or (N, k).
 
-    c = H^aa v, d = H^ba v, e = (H^bb)^-1 d (banded Cholesky solve), f = H^ab e,
-    result c - f.
+    c = H^aa v, d = H^ba v, e = (H^bb)^-1 d (H^bb = L_h U_h), f = H^ab e, result c - f.
+    A batch of states (..., N) takes v of shape (..., N).
     """
-    H = h_blocks(theta, L, m)
+    theta, L, m = _chain(theta, L, m, batch=True)
     v = np.asarray(v, dtype=float)
-    if v.shape[0] != H.aa.shape[0]:
+    if theta.ndim > 1:
+        v = _state(theta.shape, v)[..., None]
+    elif v.ndim not in (1, 2) or v.shape[0] != theta.size:
         raise ValueError('v has %d rows, the chain has %d links'
-                         % (v.shape[0], H.aa.shape[0]))
-    c = H.aa.matvec(v)
-    d = H.ab.rmatvec(v)
-    e = _solve_hbb(H.bb, d)
-    return c - H.ab.matvec(e)
+                         % (v.shape[0] if v.ndim else 0, theta.size))
+    v2 = np.array(v.reshape(theta.shape + (-1,)), order='C')
+    out = _run(_apply, _apply_batch, (theta, v2), (L, m), np.empty(v2.shape))
+    return out.reshape(v.shape) if theta.ndim == 1 else out[..., 0]
 
 
-# --------------------------------------------------------------------------- dynamics
-
-@_batched('theta', 'theta_dot')
 def bias_force(theta, theta_dot, L, m, gravity=(0.0, -9.81)):
     """
     Return the generalized bias force C(theta, theta_dot) + g(theta) in O(N).
 
-    Forward pass: absolute rates phidot_i and the point accelerations with
-    theta_ddot = 0, a_i = -sum_{k<=i} phidot_k^2 d_k.  Each point needs the force
-    f_i = m_i (a_i - gravity); the torque at joint j is the moment about x_{j-1}
-    of the forces on points j..N, n_j = n_{j+1} + d_j x F_j with F_j = sum_{i>=j}
-    f_i (backward pass).  This is J_x^T f, the b of 001 eq. (9) with tau = 0
-    negated, extended by the gravity term the paper leaves out.
+    The moments J_x^T f of the point forces f_i = m_i (a_i - gravity) at theta_ddot = 0:
+    the b of 001 eq. (9) at tau = 0, negated, with the gravity the paper leaves out.
     """
-    theta, L, m = _chain(theta, L, m)
-    theta_dot = np.asarray(theta_dot, dtype=float)
-    if theta_dot.shape != theta.shape:
-        raise ValueError('theta_dot must have the shape of theta')
-    gravity = np.asarray(gravity, dtype=float).reshape(2)
-    x = positions(theta, L)
-    d = link_vectors(x)
-    phidot = np.cumsum(theta_dot)
-    a = -np.cumsum(phidot[:, None] ** 2 * d, axis=0)
-    f = m[:, None] * (a - gravity)
-    F = np.cumsum(f[::-1], axis=0)[::-1]
-    return np.cumsum(_cross(d, F)[::-1])[::-1]
+    theta, theta_dot, L, m = _chain(theta, L, m, True, theta_dot)
+    return _run(_bias, _bias_batch, (theta, theta_dot),
+                (L, m, _state((2,), np.reshape(gravity, 2))), np.empty(theta.shape))
 
 
-@_batched('theta', 'theta_dot', 'tau')
 def forward_dynamics(theta, theta_dot, L, m, tau, gravity=(0.0, -9.81)):
     """
     Return theta_ddot = (G^aa)^-1 (tau - C - g) in O(N) (001 eqs. 9, 13).
 
     ``gravity`` is the planar acceleration of gravity in base coordinates.
     """
-    b = np.asarray(tau, dtype=float) - bias_force(theta, theta_dot, L, m, gravity)
-    return apply_inverse_mass_matrix(theta, L, m, b)
+    theta, theta_dot, L, m = _chain(theta, L, m, True, theta_dot)
+    return _run(_forward_dynamics, _forward_dynamics_batch,
+                (theta, theta_dot, _state(theta.shape, tau)),
+                (L, m, _state((2,), np.reshape(gravity, 2))), np.empty(theta.shape))
 
-
-# --------------------------------------------------------------------------- determinants
 
 def log_det_identity(theta, L, m):
     """
     Return (log det G, log det H^bb, log det G^aa), each computed separately.
 
-    Fixman's theorem (001 eq. 8) states det G * det H^bb = det G^aa, i.e. the
-    first two sum to the third.  G is the unconstrained mass matrix in the
-    internal coordinates q = (theta, L) (``unconstrained_mass_matrix``), H^bb the
-    length block of its inverse, G^aa the arm's mass matrix.  G and G^aa are
-    formed densely (slogdet), H^bb by its banded Cholesky factor.
+    Fixman's theorem (001 eq. 8): det G * det H^bb = det G^aa, so the first two sum to
+    the third.  H^bb by its O(N) factor U_h; G = Jq^T diag(m) Jq and G^aa = Jx^T diag(m)
+    Jx (001 eq. 4) densely, as 2 sum log |R_ii| of the QR factors of diag(m)^1/2 J,
+    which stay accurate where slogdet of the formed product loses cond(G^aa) eps.
     """
     theta, L, m = _chain(theta, L, m)
-    sg, ld_g = np.linalg.slogdet(unconstrained_mass_matrix(theta, L, m))
-    sa, ld_aa = np.linalg.slogdet(mass_matrix(theta, L, m))
-    if sg <= 0 or sa <= 0:
+    R = [np.diag(np.linalg.qr(np.sqrt(np.repeat(m, 2))[:, None]
+                              * cartesian_jacobian(theta, L, lengths), mode='r'))
+         for lengths in (True, False)]
+    if not all(np.all(r != 0.0) for r in R):
         raise np.linalg.LinAlgError('mass matrix not positive definite')
-    return ld_g, _log_det_hbb(theta, L, m), ld_aa
-
-
-def _log_det_hbb(theta, L, m):
-    """Return log det H^bb from its banded Cholesky factor, O(N)."""
-    U = cholesky_banded(h_blocks(theta, L, m).bb.upper_form())
-    return 2.0 * np.sum(np.log(U[-1]))
+    ld_g, ld_aa = (2.0 * np.sum(np.log(np.abs(r))) for r in R)
+    return ld_g, _log_dets(theta, L, m, *_work((), theta.size))[1], ld_aa
 
 
 def log_det_mass_matrix(theta, L, m):
-    """
-    Return log det G^aa in O(N) by Fixman's theorem (001 eq. 8).
-
-    det G = prod(m_i^2 L_i^2) in closed form (dx/dq is triangular up to planar
-    rotations with determinant prod L_i), times det H^bb.
-    """
+    """Return log det G^aa = log det G + log det H^bb in O(N) (001 eq. 8)."""
     theta, L, m = _chain(theta, L, m)
-    return 2.0 * np.sum(np.log(m)) + 2.0 * np.sum(np.log(L)) + _log_det_hbb(theta, L, m)
+    return sum(_log_dets(theta, L, m, *_work((), theta.size)))

@@ -25,7 +25,7 @@ from .spatial import twist_to_child, wrench_to_parent
 
 @njit
 def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
-    """tau = ID(q, qd, qdd) (000 eqs. 10-18); ``f_ext`` may be None."""
+    """tau = ID(q, qd, qdd) (000 eqs. 10-18)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
     newton_euler(model, data, qd, qdd, f_ext, tau)
@@ -37,7 +37,8 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     tau = ID(q, qd, qdd) at the kinematics already in ``data``; ``qdd`` None is zero.
 
     ``f_ext`` (n, 6): external wrenches [moment about C_i; force] on each body, in the
-    base frame, taken off the Newton-Euler wrenches.
+    base frame, taken off the Newton-Euler wrenches (zeros when there are none: one
+    compiled signature, and w - 0 = w to the bit).
     """
     lam, g = model[0], model[8]
     n = qd.shape[0]
@@ -58,13 +59,12 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
         matvec(M[i], t[i], w[i])                                    # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
         add_matvec(M[i], td[i], w[i])                               # 000 eq. 17
-        if f_ext is not None:
-            f = f_ext[i]
-            w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]      # moment about O_i
-            w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]
-            w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
-            for k in range(3, 6):
-                w[i, k] -= f[k]
+        f = f_ext[i]
+        w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]          # moment about O_i
+        w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]
+        w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
+        for k in range(3, 6):
+            w[i, k] -= f[k]
     for i in range(n - 1, -1, -1):
         tau[i] = dot(p[i], w[i])                                   # 000 eq. 18
         if lam[i] >= 0:

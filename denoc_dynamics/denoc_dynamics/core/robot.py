@@ -92,6 +92,25 @@ class Kinematics(NamedTuple):
         return out
 
 
+class JointProperties(NamedTuple):
+    """
+    The URDF's joint properties per coordinate (:attr:`Robot.joints`), in the order of q.
+
+    ``lower``, ``upper`` position limits (+-inf where there are none, continuous joints
+    too), ``velocity`` and ``effort`` limits (inf where none), ``damping`` and
+    ``friction`` from ``<dynamics>``, ``continuous`` and ``prismatic`` flags.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    continuous: np.ndarray
+    prismatic: np.ndarray
+
+
 class Robot:
     """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
 
@@ -117,6 +136,7 @@ class Robot:
         self._fd_kernels = {'denoc': (batch.FORWARD_DYNAMICS, forward_dynamics),
                             'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
                                          forward_dynamics_cholesky)}
+        self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
         self._check_articulated_inertias()
 
@@ -148,6 +168,24 @@ class Robot:
         return {c.joint_names[k]: (c.joint_names[c.mimic_leader[k]],
                                    float(c.mimic_multiplier[k]), float(c.mimic_offset[k]))
                 for k in range(c.n) if c.mimic_leader[k] >= 0}
+
+    @property
+    def joints(self) -> 'JointProperties':
+        """
+        Return the URDF joint properties per coordinate, in the order of q.
+
+        A coordinate takes its own joint's limits; with mimic joints, the damping and
+        the Coulomb friction of each mimic joint m are added to its leader's as the
+        power it dissipates: damping a_m^2 c_m and friction |a_m| f_m.
+        """
+        c, k = self.chain, self.chain.coordinates
+        damping, friction = c.damping[k].astype(float), c.friction[k].astype(float)
+        if self._G is not None:
+            damping = (self._G ** 2).T @ c.damping
+            friction = np.abs(self._G).T @ c.friction
+        return JointProperties(c.lower[k], c.upper[k], c.velocity[k], c.effort[k],
+                               damping, friction, c.continuous[k].astype(bool),
+                               c.prismatic[k].astype(bool))
 
     def body_positions(self, q) -> np.ndarray:
         """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
@@ -204,8 +242,9 @@ class Robot:
             raise ValueError(f'batch shapes do not broadcast: {shapes}') from exc
 
     def _wrenches(self, f_ext, batch_shape):
+        """Return the external wrenches (..., n_bodies, 6), zeros where none are given."""
         if f_ext is None:
-            return None
+            return self._no_wrenches if not batch_shape else np.zeros(batch_shape + (self._nb, 6))
         f_ext = np.asarray(f_ext, dtype=float)
         if f_ext.shape[-2:] != (self._nb, 6) or not np.all(np.isfinite(f_ext)):
             raise ValueError(f'f_ext must be finite with shape (..., {self._nb}, 6) '
@@ -275,7 +314,8 @@ class Robot:
         if (f_ext is None and self._G is None and _is_state(q, self._n)
                 and _is_state(qd, self._n) and _is_state(tau, self._n)):
             qdd = np.empty(self._n)           # one state, as given: the fast path
-            kernel[1](self.model.reals, self.model.ints, q, qd, tau, None, self._data(), qdd)
+            kernel[1](self.model.reals, self.model.ints, q, qd, tau, self._no_wrenches,
+                      self._data(), qdd)
             if math.isfinite(qdd.dot(qdd)):
                 return qdd
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
@@ -388,15 +428,15 @@ class Robot:
             else:
                 kernel(self.model.reals, self.model.ints, q, self._data(), out)
             return _finite(out)
-        return _finite(self._batch(algorithm, q, q if qd is None else qd, q, None, n + extra_rows))
+        return _finite(self._batch(algorithm, q, q if qd is None else qd, q,
+                                   np.zeros(q.shape + (6,)), n + extra_rows))
 
     def _batch(self, algorithm, q, x1, x2, f_ext, rows):
         """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
         n = self._nb
         shape = q.shape[:-1]
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
-        if f_ext is not None:
-            f_ext = f_ext.reshape(-1, n, 6)
+        f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
         with _BATCH_LOCK:
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
@@ -411,19 +451,36 @@ class Robot:
         when joint k can move without moving any mass: nothing with mass beyond it, an
         axis through a point mass, a massless link between two coaxial joints.
         Computed, such a zero is rounding noise, so m^_k is compared with the size of
-        what it is summed from: sigma_k = |p_k|^T |M^_k| |p_k|, the same sum over
-        absolute values (terms that cancel count at their size).  Joint k fails when
-        m^_k <= ARTICULATED_EPS sigma_k.  Only the articulated-body sweep runs, at
-        q = 0: no GIM is formed.
+        what it is summed from in the backward sweep (002 eq. 11):
+        m^_k = p_k^T M_k p_k + sum over the children c of k of p_k^T B_c^T Psi_c M^_c B_c p_k,
+        body k's own terms and, of each child's articulated body, the part that joint c
+        takes away, m^_c (p_k^T B_c^T psi_c)^2, so
+
+            sigma_k = |p_k|^T |M_k| |p_k| + sum_c m^_c (|p_k|^T |B_c|^T |psi_c|)^2
+
+        (elementwise absolute values, so that terms that cancel count at their size).
+        Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it does
+        not grow with the bodies beyond the children, unlike the composite inertia I_kk.
+        Only the articulated-body sweep runs, at q = 0: no GIM is formed.
         """
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, np.zeros(self._nb))
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
-            p, M_hat, m_hat = data[3], data[11], data[13]
+            r, p, M, psi, m_hat = data[1], data[3], data[4], data[12], data[13]
             p_abs = np.abs(p)
-            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M_hat), p_abs)
+            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M), p_abs)
+            parent = self.model.ints[0]
+            c = np.flatnonzero(parent >= 0)
+            psi_abs = np.abs(psi[c])
+            r_abs = np.abs(r[c])                     # |B_c^T| |psi_c| = [|psi_w| + |[r x]| |psi_v|; |psi_v|]
+            moved = psi_abs.copy()
+            moved[:, 0] += r_abs[:, 1] * psi_abs[:, 5] + r_abs[:, 2] * psi_abs[:, 4]
+            moved[:, 1] += r_abs[:, 2] * psi_abs[:, 3] + r_abs[:, 0] * psi_abs[:, 5]
+            moved[:, 2] += r_abs[:, 0] * psi_abs[:, 4] + r_abs[:, 1] * psi_abs[:, 3]
+            np.add.at(sigma, parent[c],
+                      m_hat[c] * np.einsum('ki,ki->k', p_abs[parent[c]], moved) ** 2)
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
         if failed.any() and self._G is not None:
             self._check_constrained_system()     # a mimic joint's body may have no mass

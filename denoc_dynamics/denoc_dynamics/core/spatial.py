@@ -17,10 +17,14 @@ import numba
 
 #: Every kernel of the core is compiled once and cached on disk beside its module
 #: (``__pycache__``, or NUMBA_CACHE_DIR where that is read-only).
-njit = numba.njit(cache=True, error_model='numpy')
+njit = numba.njit(cache=True, error_model='numpy', fastmath=True)
+
+#: The small helpers below, inlined into the kernels at numba's level (no call, no
+#: array views passed).
+njit_inline = numba.njit(cache=True, error_model='numpy', fastmath=True, inline='always')
 
 
-@njit
+@njit_inline
 def cross(a, b, out):
     """out = a x b for 3-vectors."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -28,7 +32,7 @@ def cross(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit
+@njit_inline
 def dot(a, b):
     """Return a . b (any length)."""
     s = 0.0
@@ -37,7 +41,7 @@ def dot(a, b):
     return s
 
 
-@njit
+@njit_inline
 def matvec(X, s, out):
     """out = X s for a square X."""
     for i in range(X.shape[0]):
@@ -47,7 +51,7 @@ def matvec(X, s, out):
         out[i] = acc
 
 
-@njit
+@njit_inline
 def twist_to_child(r, t, out):
     """out = B t = [w; v + w x r]: the twist at O_lambda moved to O_i (000 eq. 11)."""
     out[0], out[1], out[2] = t[0], t[1], t[2]
@@ -56,7 +60,7 @@ def twist_to_child(r, t, out):
     out[5] = t[5] + t[0] * r[1] - t[1] * r[0]
 
 
-@njit
+@njit_inline
 def wrench_to_parent(r, f, out):
     """out += B^T f = [n + r x f; f]: a wrench at O_i moved to O_lambda (000 eq. 18)."""
     out[0] += f[0] + r[1] * f[5] - r[2] * f[4]
@@ -67,31 +71,37 @@ def wrench_to_parent(r, f, out):
     out[5] += f[5]
 
 
-@njit
+@njit_inline
 def inertia_to_parent(r, X, out):
     """
     out += B^T X B for a symmetric 6x6 X at O_i, moved to O_lambda (000 eq. 21).
 
-    With X = [[A, H], [H^T, D]] and R = [r x]: B^T X B = [[A + R H^T - (H + R D) R,
-    H + R D], [(H + R D)^T, D]].
+    With X = [[A, H], [H^T, D]] and R = [r x]: B^T X B = [[A + R H^T - K R, K],
+    [K^T, D]], K = H + R D.
     """
+    K = (_h_plus_rd(r, X, 0, 0), _h_plus_rd(r, X, 0, 1), _h_plus_rd(r, X, 0, 2),
+         _h_plus_rd(r, X, 1, 0), _h_plus_rd(r, X, 1, 1), _h_plus_rd(r, X, 1, 2),
+         _h_plus_rd(r, X, 2, 0), _h_plus_rd(r, X, 2, 1), _h_plus_rd(r, X, 2, 2))
     for i in range(3):
         i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
             j1, j2 = (j + 1) % 3, (j + 2) % 3
-            RD_ij = r[i1] * X[3 + i2, 3 + j] - r[i2] * X[3 + i1, 3 + j]
-            RD_ij1 = r[i1] * X[3 + i2, 3 + j1] - r[i2] * X[3 + i1, 3 + j1]
-            RD_ij2 = r[i1] * X[3 + i2, 3 + j2] - r[i2] * X[3 + i1, 3 + j2]
-            H_ij1 = X[i, 3 + j1] + RD_ij1                   # (H + R D)_{i,j+1}
-            H_ij2 = X[i, 3 + j2] + RD_ij2
-            RHt = r[i1] * X[j, 3 + i2] - r[i2] * X[j, 3 + i1]
-            out[i, j] += X[i, j] + RHt - (H_ij1 * r[j2] - H_ij2 * r[j1])
-            out[i, 3 + j] += X[i, 3 + j] + RD_ij
-            out[3 + j, i] += X[i, 3 + j] + RD_ij
+            RHt = r[i1] * X[j, 3 + i2] - r[i2] * X[j, 3 + i1]       # (R H^T)_ij
+            KR = K[3 * i + j1] * r[j2] - K[3 * i + j2] * r[j1]      # (K R)_ij
+            out[i, j] += X[i, j] + RHt - KR
+            out[i, 3 + j] += K[3 * i + j]
+            out[3 + j, i] += K[3 * i + j]
             out[3 + i, 3 + j] += X[3 + i, 3 + j]
 
 
-@njit
+@njit_inline
+def _h_plus_rd(r, X, i, j):
+    """Return (H + [r x] D)_ij for X = [[A, H], [H^T, D]]."""
+    i1, i2 = (i + 1) % 3, (i + 2) % 3
+    return X[i, 3 + j] + r[i1] * X[3 + i2, 3 + j] - r[i2] * X[3 + i1, 3 + j]
+
+
+@njit_inline
 def add_motion_cross(t, s, c, out):
     """out += c (t x s), t x s = [w x s_w; w x s_v + v x s_w]: the rate of a twist s carried by t."""
     w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
@@ -104,7 +114,7 @@ def add_motion_cross(t, s, c, out):
     out[5] += c * (w0 * l1 - w1 * l0 + v0 * a1 - v1 * a0)
 
 
-@njit
+@njit_inline
 def force_cross(t, f, out):
     """out = t x* f = [w x n + v x f; w x f] (000 eq. 17's W_i M_i t_i); out may be f."""
     w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
@@ -117,7 +127,7 @@ def force_cross(t, f, out):
     out[5] = w0 * f1 - w1 * f0
 
 
-@njit
+@njit_inline
 def add_matvec(X, s, out):
     """out += X s for a square X."""
     for i in range(X.shape[0]):
@@ -127,7 +137,7 @@ def add_matvec(X, s, out):
         out[i] += acc
 
 
-@njit
+@njit_inline
 def move_wrench(r, f):
     """f <- B^T f = [n + r x f; f], in place: a wrench at O_i moved to O_lambda(i)."""
     f[0] += r[1] * f[5] - r[2] * f[4]

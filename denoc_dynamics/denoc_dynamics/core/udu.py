@@ -54,10 +54,12 @@ def articulated_bodies(model, data):
     for k in range(n - 1, -1, -1):
         matvec(M_hat[k], p[k], psi[k])                              # psi^_k = M^_k p_k
         m_hat[k] = dot(p[k], psi[k])
+        inverse = 1.0 / m_hat[k]
         if lam[k] >= 0:
             for a in range(6):                                      # Psi_k M^_k
+                c = psi[k, a] * inverse
                 for b in range(6):
-                    M_hat[k, a, b] -= psi[k, a] * psi[k, b] / m_hat[k]
+                    M_hat[k, a, b] -= c * psi[k, b]
             inertia_to_parent(r[k], M_hat[k], M_hat[lam[k]])
         for a in range(6):
-            psi[k, a] /= m_hat[k]
+            psi[k, a] *= inverse

@@ -5,25 +5,34 @@ The node reads the robot like the other nodes (the ``robot_description`` paramet
 else ``urdf_path``, else the transient-local ``robot_description`` topic; see
 :mod:`.robot_model`) and ``joint_states`` (sensor-data QoS, joints by name), and serves
 a web page that draws the robot and moves it.  The page is viser's three.js client;
-the URDF is read by yourdfpy, so any URDF shows, not only the chains the dynamics core
-accepts: visual geometry (primitives and meshes; ``package://`` resolved through the
-ament index), and for links without any, a skeleton of capsules between the joints.
+the URDF's visuals are read by yourdfpy, so any URDF shows, chains and trees, not only
+the chains the dynamics core accepts: visual geometry (primitives and meshes), and for
+links without any, a skeleton of spheres and rods between the joints
+(:mod:`.viewer_model`, :mod:`.viewer_scene`: O(n) in the links).
 
 Both libraries are imported here only, when the node starts: the core and the other
 nodes do not depend on them (``pip install viser``).
 
 Parameters: ``port`` (0: any free port; a busy port: the next free one), ``host``,
-``update_rate``.  The URL is logged at start.  Joint states may be partial (several
+``update_rate``, ``max_dof`` (a description with more joints is refused in one log
+line), ``mesh_directories`` (see :mod:`.mesh_files`: which mesh files a description
+may name).  The URL is logged at start.  Joint states may be partial (several
 publishers, as joint_state_publisher allows): joints not in a message keep their last
 position (initially zero, or the limit nearest to zero).
 Messages with mismatched array lengths or a non-finite position of a robot joint are
 rejected, counted and logged (throttled).
+
+A description from the topic is read and its scene built in a thread of its own
+(:class:`SceneBuilder`): the executor keeps serving joint states and signals, a newer
+description replaces one still being built, the robot shown stays until the new one
+is ready, and a shutdown stops the build at its next link.
 """
 
-import io
+
 import math
 import os
 import sys
+import threading
 from typing import Dict, List
 
 import numpy as np
@@ -34,129 +43,96 @@ from sensor_msgs.msg import JointState
 
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .mesh_files import MeshFiles
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import DescriptionSource
-from ..core.urdf_xml import parse_xml
+from .robot_model import MAX_DOF
+from .viewer_model import read_description
+from .viewer_model import ViewerModel
+from .viewer_scene import RobotView
+from .viewer_scene import SKELETON_COLOR  # noqa: F401 (the colour the tests look for)
 
-#: Colour of the skeleton drawn for links without visual geometry (RGB 0-255).
-SKELETON_COLOR = (240, 140, 20)
-
-#: Scene node under which the robot is drawn.
+#: Scene node under which the robots are drawn (each under a child of its own).
 ROOT = '/robot'
 
 
 def _import_viser():
-    """Return (viser, ViserUrdf, yourdfpy, trimesh); RuntimeError says how to install."""
+    """Return (viser, yourdfpy, trimesh); RuntimeError says how to install them."""
     try:
         import trimesh
         import viser
-        from viser.extras import ViserUrdf
         import yourdfpy
     except ImportError as exc:
         raise RuntimeError(
             f'the browser view needs viser and yourdfpy ({exc}): '
             'pip install viser yourdfpy pycollada'
         ) from exc
-    return viser, ViserUrdf, yourdfpy, trimesh
+    return viser, yourdfpy, trimesh
 
 
-def package_filename_handler(yourdfpy, directory):
+class SceneBuilder:
     """
-    Return a yourdfpy filename handler that resolves ``package://`` through ament.
+    A thread that builds the scene of the latest robot description submitted.
 
-    ``package://pkg/path`` becomes ``<share of pkg>/path`` when the ament index knows
-    ``pkg``; anything else goes to yourdfpy's own search relative to ``directory``.
+    ``build(job, cancelled)`` runs in the thread; ``cancelled()`` turns true when a
+    newer job is submitted or :meth:`stop` is called, and the build gives up between
+    two links.  Only the latest job waits: a flood of descriptions costs one build.
     """
-    from ament_index_python.packages import get_package_share_directory
-    from ament_index_python.packages import PackageNotFoundError
 
-    def handler(fname):
-        if fname.startswith('package://'):
-            package, _, rest = fname[len('package://'):].partition('/')
+    def __init__(self, build):
+        """Start the (daemon) thread."""
+        self._build = build
+        self._condition = threading.Condition()
+        self._job = None
+        self._busy = False
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name='arm_viewer scene',
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, job):
+        """Build ``job`` next, giving up the build under way."""
+        with self._condition:
+            self._job = job
+            self._condition.notify_all()
+
+    def cancelled(self) -> bool:
+        """Return True if the build under way should give up."""
+        return self._stopped or self._job is not None
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every job submitted is built; return False on timeout."""
+        with self._condition:
+            return self._condition.wait_for(
+                lambda: self._job is None and not self._busy, timeout=timeout)
+
+    def stop(self, timeout: float = 0.5):
+        """Stop the thread: the build under way gives up at its next link."""
+        with self._condition:
+            self._stopped = True
+            self._condition.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        """Return True while the thread runs."""
+        return self._thread.is_alive()
+
+    def _run(self):
+        while True:
+            with self._condition:
+                self._condition.wait_for(lambda: self._stopped or self._job is not None)
+                if self._stopped:
+                    return
+                job, self._job, self._busy = self._job, None, True
             try:
-                candidate = os.path.join(get_package_share_directory(package), rest)
-            except (PackageNotFoundError, ValueError):
-                candidate = None
-            if candidate and os.path.isfile(candidate):
-                return candidate
-        return yourdfpy.filename_handler_magic(fname, dir=directory)
-
-    return handler
-
-
-def read_urdf(yourdfpy, urdf, from_file: bool = False):
-    """
-    Read a URDF (XML, or a file path where ``from_file``) with yourdfpy, meshes included.
-
-    XML is first read by the core's hardened parser
-    (:func:`denoc_dynamics.core.urdf_xml.parse_xml`: no DTD, no entities, no XInclude,
-    never a file path), so that yourdfpy only ever sees text that passed it.  Raise
-    ValueError for a missing file, text that is not safe URDF XML, or a URDF yourdfpy
-    cannot read.
-    """
-    if from_file:
-        if not os.path.isfile(urdf):
-            raise ValueError(f'no URDF file {urdf}')
-        source, directory = urdf, os.path.dirname(os.path.abspath(urdf))
-    else:
-        parse_xml(urdf)
-        data = urdf if isinstance(urdf, bytes) else urdf.encode('utf-8')
-        source, directory = io.BytesIO(data), os.getcwd()
-    try:
-        model = yourdfpy.URDF.load(
-            source, build_scene_graph=True, load_meshes=True,
-            filename_handler=package_filename_handler(yourdfpy, directory))
-    except Exception as exc:  # yourdfpy raises many kinds; the caller wants ValueError
-        raise ValueError(f'yourdfpy cannot read the URDF: {exc}') from exc
-    if model.scene is None or not model.link_map:
-        raise ValueError('the URDF has no links')
-    return model
-
-
-def scene_path(scene, frame: str, root: str) -> str:
-    """
-    Return the viser node name of a URDF frame: ``root/<link>/<link>/.../frame``.
-
-    The same naming as viser's ViserUrdf, whose joint nodes carry the link frames, so
-    that anything added under this name moves with the link.
-    """
-    frames = []
-    while frame != scene.graph.base_frame:
-        frames.append(frame)
-        frame = scene.graph.transforms.parents[frame]
-    return '/'.join([root] + frames[::-1])
-
-
-def skeleton_meshes(trimesh, urdf) -> Dict[str, object]:
-    """
-    Return, per link without visual geometry, a trimesh of its skeleton in its frame.
-
-    A link's skeleton is a sphere at its origin and a capsule from there to the origin
-    of each child joint, sized from the robot's extent, so that a URDF without any
-    visual geometry still shows its kinematic structure.
-    """
-    scene = urdf.scene
-    drawn = {scene.graph.transforms.parents[node] for node in scene.graph.nodes_geometry}
-    offsets: Dict[str, List[np.ndarray]] = {name: [] for name in urdf.link_map}
-    for joint in urdf.joint_map.values():
-        origin = np.eye(4) if joint.origin is None else np.asarray(joint.origin)
-        offsets[joint.parent].append(origin[:3, 3])
-    points = [scene.graph.get(name)[0][:3, 3] for name in urdf.link_map
-              if name in scene.graph.nodes]
-    extent = float(np.ptp(np.asarray(points), axis=0).max()) if points else 0.0
-    radius = max(extent, 0.2) / 60.0
-    meshes = {}
-    for link, ends in offsets.items():
-        if link in drawn:
-            continue
-        parts = [trimesh.creation.icosphere(subdivisions=2, radius=1.6 * radius)]
-        for end in ends:
-            if np.linalg.norm(end) > 1e-9:
-                parts.append(trimesh.creation.cylinder(radius=radius,
-                                                       segment=[np.zeros(3), end]))
-        meshes[link] = trimesh.util.concatenate(parts)
-    return meshes
+                self._build(job, self.cancelled)
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self._condition.notify_all()
 
 
 class ArmViewer(Node):
@@ -165,7 +141,7 @@ class ArmViewer(Node):
     def __init__(self, **kwargs):
         """Declare the parameters, start the web server and load the robot."""
         super().__init__('arm_viewer', **kwargs)
-        self._viser, self._ViserUrdf, self._yourdfpy, self._trimesh = _import_viser()
+        self._viser, self._yourdfpy, self._trimesh = _import_viser()
         port = declare(
             self, 'port', Parameter.Type.INTEGER, 8080,
             'TCP port of the web page; 0: any free port; if busy, the next free one',
@@ -178,78 +154,149 @@ class ArmViewer(Node):
             self, 'update_rate', Parameter.Type.DOUBLE, 30.0,
             'most scene updates per second sent to the browser [Hz]', read_only=True,
             min_value=1.0, max_value=1000.0)
+        self.max_dof = declare(
+            self, 'max_dof', Parameter.Type.INTEGER, MAX_DOF,
+            'largest number of joints (fixed ones included) of a robot description the '
+            'view draws; a larger one is refused and the robot shown kept',
+            read_only=True, min_value=1)
+        self.mesh_directories = declare(
+            self, 'mesh_directories', Parameter.Type.STRING_ARRAY, [],
+            'directories below which file:// and absolute mesh paths may be opened, '
+            'besides the directory of urdf_path; package:// meshes are read from their '
+            "package's share directory only", read_only=True)
         self.rejections = Rejections(self.get_logger(), 'joint state')
         self.accepted = 0
         self.positions: Dict[str, float] = {}
         self._dirty = False
-        self._urdf_view = None
-        self._skeleton = []
+        self._lock = threading.Lock()
+        self._view = None
+        self._generation = 0
+        self._constructing = True
+        self._pending = None
+        self.model = None
         self.joint_names: List[str] = []
         self.server = self._viser.ViserServer(host=host, port=port, verbose=False)
         self.port = self.server.get_port()
         shown_host = 'localhost' if host in ('127.0.0.1', '0.0.0.0', '::', '') else host
         self.url = f'http://{shown_host}:{self.port}'
-        self.subscription = self.create_subscription(
-            JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data)
-        self.create_timer(1.0 / update_rate, self._update_scene)
+        self.builder = None
         try:
+            self.subscription = self.create_subscription(
+                JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data)
+            self.create_timer(1.0 / update_rate, self._update_scene)
             # no share button: it would open a tunnel to viser's public relay
             self.server.gui.configure_theme(show_share_button=False)
             self.info = self.server.gui.add_markdown('waiting for the robot description')
             self.server.scene.set_up_direction('+z')  # ROS: z up
             self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
                                        section_size=0.5)
-            self.description = DescriptionSource(self, self._show)
+            self.builder = SceneBuilder(self._build)
+            self.description = DescriptionSource(self, self._on_description)
+            self.mesh_files = MeshFiles(self.get_parameter('urdf_path').value,
+                                        self.mesh_directories)
+            self._constructing = False
+            if self._pending is not None:
+                self.builder.submit(self._pending)
         except BaseException:
+            if self.builder is not None:
+                self.builder.stop()
             self.server.stop()
             raise
         self.get_logger().info(f'3D view of the robot: open {self.url} in a browser')
 
     # --- model -----------------------------------------------------------------------
-    def _show(self, urdf: str, source: str, from_file: bool):
-        """Replace the robot drawn by the one of ``urdf`` (XML, or a file ``from_file``)."""
-        model = read_urdf(self._yourdfpy, urdf, from_file)
-        self._remove_robot()
-        self._urdf_view = self._ViserUrdf(self.server, model, root_node_name=ROOT)
-        visual_root = f'{ROOT}/visual'
-        for link, mesh in skeleton_meshes(self._trimesh, model).items():
-            self._skeleton.append(self.server.scene.add_mesh_simple(
-                f'{scene_path(model.scene, link, visual_root)}/skeleton',
-                mesh.vertices, mesh.faces, color=SKELETON_COLOR))
-        self.joint_names = list(self._urdf_view.get_actuated_joint_names())
-        for name, (lower, upper) in self._urdf_view.get_actuated_joint_limits().items():
+    def _on_description(self, urdf: str, source: str, from_file: bool):
+        """
+        Take a URDF (XML, or a file ``from_file``) to show; the scene is built in a thread.
+
+        At construction (the parameters) the description is read here, so that a bad
+        one raises ValueError; one from the topic is read in the thread too.
+        """
+        if from_file:
+            if not os.path.isfile(urdf):
+                raise ValueError(f'no URDF file {urdf}')
+            with open(urdf, 'rb') as stream:
+                urdf = stream.read()
+        if self._constructing:  # the mesh rules are known once the parameters are
+            self._pending = read_description(self._yourdfpy, urdf, source, self.max_dof)
+            return self._pending
+        self.builder.submit((urdf, source))
+        return None
+
+    def _build(self, job, cancelled):
+        """Read (if needed) and build the robot of ``job``, then show it (in the thread)."""
+        try:
+            self._build_and_show(job, cancelled)
+        except Exception as exc:  # the thread must outlive any description
+            self.get_logger().error(f'cannot show the robot description: {exc!r}')
+
+    def _build_and_show(self, job, cancelled):
+        if isinstance(job, ViewerModel):
+            model = job
+        else:
+            urdf, source = job
+            self.get_logger().info(f'reading the robot description from {source} '
+                                   f'({len(urdf)} characters)')
+            try:
+                model = read_description(self._yourdfpy, urdf, source, self.max_dof)
+            except ValueError as exc:
+                self.get_logger().error(
+                    f'ignoring the robot description from {source}: {exc}')
+                return
+        if cancelled():
+            return
+        self._generation += 1
+        view = RobotView(self.server, self._trimesh, model, f'{ROOT}/{self._generation}')
+        try:
+            for _ in view.build(self.mesh_files):
+                if cancelled():
+                    view.remove()
+                    return
+        except Exception as exc:
+            view.remove()
+            self.get_logger().error(f'ignoring the robot description from {model.source}: '
+                                    f'{exc}')
+            return
+        self._swap(view)
+
+    def _swap(self, view):
+        """Show ``view`` in place of the robot shown so far."""
+        model = view.model
+        for name in model.joint_names:
             if name not in self.positions:  # zero, or the limit nearest to it
+                lower, upper = model.tree.limits[name]
                 self.positions[name] = min(max(0.0, -math.inf if lower is None else lower),
                                            math.inf if upper is None else upper)
-        self._look_at(model)
-        self.draw()
-        self.info.content = (f'**{model.robot.name}**: {len(model.link_map)} links, '
-                             f'{len(self.joint_names)} moving joints  \n'
-                             f'joint states: `{self.subscription.topic_name}`')
-        self.get_logger().info(
-            f'showing {model.robot.name!r} from {source}: {len(model.link_map)} links, '
-            f'{len(self.joint_names)} moving joints')
-        return model
-
-    def _look_at(self, model):
-        """Aim the initial camera at the robot, from a distance fitting its size."""
-        bounds = model.scene.bounds if model.scene.geometry else None
-        if bounds is None or not np.all(np.isfinite(bounds)):
-            points = np.array([model.scene.graph.get(name)[0][:3, 3]
-                               for name in model.link_map if name in model.scene.graph.nodes])
-            bounds = np.array([points.min(axis=0), points.max(axis=0)])
-        centre = 0.5 * (bounds[0] + bounds[1])
-        size = max(float(np.linalg.norm(bounds[1] - bounds[0])), 0.3)
+        with self._lock:
+            old = self._view
+            self.joint_names = list(model.joint_names)
+            self._dirty = False
+            with self.server.atomic():
+                world = view.draw(self.configuration())
+                view.show()
+                if old is not None:
+                    old.remove()
+            self._view, self.model = view, model
+        centre, size = view.look_at(world)
         self.server.initial_camera.look_at = tuple(centre)
         self.server.initial_camera.position = tuple(centre + size * np.array([1.2, 1.0, 0.6]))
+        shown = ' '.join(model.name.replace('`', "'").split()) or 'unnamed'  # no markdown
+        self.info.content = (f'`{shown}`: {len(model.tree)} links, '
+                             f'{len(self.joint_names)} moving joints  \n'
+                             f'joint states: `{self.subscription.topic_name}`')
+        if view.problems:
+            more = len(view.problems) - 3
+            self.get_logger().warning(
+                f'{len(view.problems)} visuals of {model.name!r} not drawn (their links are '
+                'drawn as a skeleton): ' + '; '.join(view.problems[:3])
+                + (f'; and {more} more' if more > 0 else ''))
+        self.get_logger().info(
+            f'showing {model.name!r} from {model.source}: {len(model.tree)} links, '
+            f'{len(self.joint_names)} moving joints')
 
-    def _remove_robot(self):
-        for handle in self._skeleton:
-            handle.remove()
-        self._skeleton = []
-        if self._urdf_view is not None:
-            self._urdf_view.remove()
-            self._urdf_view = None
+    def wait_shown(self, timeout: float = 60.0) -> bool:
+        """Wait until every description received is built (and shown, if good)."""
+        return self.builder.wait_idle(timeout)
 
     # --- joint states ----------------------------------------------------------------
     def _on_joint_states(self, msg):
@@ -288,16 +335,28 @@ class ArmViewer(Node):
         # Nobody watching, nothing to draw: the forward kinematics of a scene update
         # takes 3 ms on the 7-DOF arm, 9% of a core at 30 Hz in the simulated arm's
         # process.  The first tick after a browser connects draws the latest pose.
-        if self._dirty and self._urdf_view is not None and self.server.get_clients():
+        if self._dirty and self._view is not None and self.server.get_clients():
             self.draw()
 
     def draw(self):
-        """Move the drawn robot to the latest joint positions."""
-        self._dirty = False
-        self._urdf_view.update_cfg(self.configuration())
+        """Move the drawn robot to the latest joint positions; return its link poses."""
+        with self._lock:
+            self._dirty = False
+            if self._view is None:
+                return None
+            return self._view.draw(self.configuration())
+
+    def link_pose(self, link: str) -> np.ndarray:
+        """Return the 4x4 pose of ``link`` in the root frame, as last drawn."""
+        with self._lock:
+            return self._view.model.tree.poses(self.configuration())[
+                self._view.model.tree.index[link]]
 
     def destroy_node(self):
-        """Stop the web server, then destroy the node."""
+        """Stop the scene thread and the web server, then destroy the node."""
+        builder, self.builder = getattr(self, 'builder', None), None
+        if builder is not None:
+            builder.stop()
         server, self.server = getattr(self, 'server', None), None
         if server is not None:
             server.stop()

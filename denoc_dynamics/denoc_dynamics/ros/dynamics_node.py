@@ -97,9 +97,8 @@ class DynamicsNode(Node):
             'field) for every accepted state', read_only=True)
         self.fd_method = declare(
             self, 'fd_method', Parameter.Type.STRING, 'denoc',
-            "forward dynamics solver: 'denoc' (Saha's O(n) sweeps), 'cholesky' (GIM and "
-            "Cholesky), 'dense' (I = N^T M N and Cholesky) or 'auto' (the fastest "
-            'one for this chain length)',
+            "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky' (the "
+            'composite-body GIM and Cholesky, the O(n^3) reference)',
             read_only=True, additional_constraints=str(FD_METHODS))
         if self.fd_method not in FD_METHODS:
             raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')

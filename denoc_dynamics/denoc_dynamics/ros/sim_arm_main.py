@@ -85,11 +85,11 @@ class DemoLoop:
     def __init__(self, controller, pose, period=0.1):
         """Check every ``period`` seconds whether ``controller`` needs the demo again."""
         robot = controller.law.robot
-        chain = robot.chain
+        joints = robot.joints
         pose = np.asarray(pose, dtype=float) if len(pose) else np.zeros(robot.n)
         self.controller = controller
         self.msg = trajectory_msg(robot.joint_names,
-                                  demo_trajectory(chain.lower, chain.upper, pose))
+                                  demo_trajectory(joints.lower, joints.upper, pose))
         self.sent = 0
         controller.create_timer(period, self._check)
 

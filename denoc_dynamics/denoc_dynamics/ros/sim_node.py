@@ -20,6 +20,20 @@ Subscribes
   ``command_timeout`` seconds of simulated time, a command counts as zero torque.
   The first command ends hold mode.
   A joint's drive never pushes it faster than its URDF velocity limit.
+  ``robot_joint_commands`` (sensor_msgs/JointState, reliable, depth 1; the
+  ``joint_commands_topic`` parameter): the commands of topic_based_ros2_control's
+  JointStateTopicSystem and Isaac-style bridges, joints by name, per joint a position
+  (with an optional velocity) for a position servo, a velocity for a velocity servo,
+  or an effort (:mod:`.joint_commands`, :mod:`denoc_dynamics.servo`).  The servos run
+  at the physics rate with the gains ``servo.<joint>.kp`` [N m/rad] and
+  ``servo.<joint>.kd`` [N m s/rad] (defaults from ``servo_frequency`` and
+  ``servo_damping_ratio`` on the joint's effective inertia) plus the model's gravity
+  and bias forces, evaluated once a publish period and held; the effort is limited to
+  the URDF's.  The command is held until the next (``joint_command_timeout`` > 0:
+  then the joints hold their position); joints a command leaves out keep theirs.  A
+  bad command (unknown or repeated joints, NaN, wrong array lengths, a position
+  outside the limits) is rejected, counted and logged; nothing moves.  A JointState
+  command takes over from effort commands and the other way round.
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
@@ -29,12 +43,16 @@ Publishes
   limits, zero in hold mode).  Always finite: a non-finite state stops the simulation.
   Stamped with the simulated time when ``publish_clock`` is true, else with the node's
   clock.
+  ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
+  ``joint_states_topic`` parameter, empty: none): the same, for JointStateTopicSystem.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
 
 Services
   ``~/reset`` (std_srvs/Trigger): back to the initial state in hold mode; the message
   reports a previous non-finite failure.  ``~/pause`` (std_srvs/SetBool): true pauses
-  (time and state frozen), false resumes.
+  (time and state frozen), false resumes.  Where the ``simulation_interfaces``
+  package is installed, also the ROS 2 standard simulator services and action
+  (:mod:`.simulation_services`).
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
@@ -48,19 +66,27 @@ from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from std_srvs.srv import Trigger
 
+from .joint_commands import INTERFACES
+from .joint_commands import JointCommandReader
 from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
+from .parameters import value as parameter_value
 from .robot_model import RobotModelSource
+from .simulation_services import attach_simulation_services
+from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
 from ..simulation import FD_METHODS
 from ..simulation import INTEGRATORS
@@ -112,9 +138,21 @@ class SimNode(Node):
                 'damping ratio zeta of the position-limit stops', rd, min_value=0.0),
             command_timeout=command_timeout,
             fd_method=declare(
-                self, 'fd_method', Parameter.Type.STRING, 'auto',
-                "forward dynamics solver: 'auto', 'denoc' (O(n)), 'cholesky' or 'dense'", rd,
-                additional_constraints=str(FD_METHODS)))
+                self, 'fd_method', Parameter.Type.STRING, 'denoc',
+                "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky'", rd,
+                additional_constraints=str(FD_METHODS)),
+            servo_frequency=declare(
+                self, 'servo_frequency', Parameter.Type.DOUBLE, 25.0,
+                'natural frequency [Hz] of the default position-servo gains on each '
+                "joint's smallest effective inertia (servo.<joint>.kp/kd override them)", rd,
+                min_value=1e-3),
+            servo_damping_ratio=declare(
+                self, 'servo_damping_ratio', Parameter.Type.DOUBLE, 1.0,
+                'damping ratio of the default position-servo gains', rd, min_value=1e-3),
+            joint_command_timeout=declare(
+                self, 'joint_command_timeout', Parameter.Type.DOUBLE, 0.0,
+                'a JointState command older than this [s of simulated time] turns into a '
+                'position hold where the joints are; <= 0: held until the next one', rd))
         try:
             self.physics.check()
         except ValueError as exc:
@@ -137,6 +175,13 @@ class SimNode(Node):
         self.initial_positions = declare(
             self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY, [],
             'initial joint positions in chain order; empty: all zero', rd)
+        joint_commands_topic = declare(
+            self, 'joint_commands_topic', Parameter.Type.STRING, 'robot_joint_commands',
+            'JointState commands (topic_based_ros2_control JointStateTopicSystem)', rd)
+        joint_states_topic = declare(
+            self, 'joint_states_topic', Parameter.Type.STRING, 'robot_joint_states',
+            'joint states also published here, best effort (JointStateTopicSystem); '
+            'empty: not published', rd)
         status_period = declare(
             self, 'status_period', Parameter.Type.DOUBLE, 5.0,
             'log the real-time factor every this many seconds; 0: never', rd, min_value=0.0)
@@ -150,6 +195,8 @@ class SimNode(Node):
         self.commands = None
         self.duration = None
         self.command_rejections = Rejections(self.get_logger(), 'effort command')
+        self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
+        self.joint_commands = None
         self.listeners = []  # called with each published Snapshot
         self._js_msg = None
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
@@ -161,22 +208,31 @@ class SimNode(Node):
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
+        self.robot_js_pub = (self.create_publisher(JointState, joint_states_topic,
+                                                   qos_profile_sensor_data)
+                             if joint_states_topic else None)
+        self.joint_command_sub = self.create_subscription(
+            JointState, joint_commands_topic, self._on_joint_command, QoSProfile(depth=1))
+        self._tick_waiters = []   # futures completed by the next physics tick
         self.create_service(Trigger, '~/reset', self._reset)
         self.create_service(SetBool, '~/pause', self._pause)
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
+        self.simulation_services = attach_simulation_services(self)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
         sim = Simulation(robot, self.physics, initial_positions=self.initial_positions,
                          start_mode=self.start_mode)
         commands = EffortCommandReader(robot.joint_names, self.joints_param)
+        joint_commands = self._joint_command_setup(robot, sim)
         for warning in sim.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
         self.get_logger().info(f'simulation: {sim.describe()}')
         with self.lock:
             self.sim = sim
             self.commands = commands
+            self.joint_commands = joint_commands
             self._js_msg = JointState(name=robot.joint_names)
             if self.runner is None:
                 self.runner = SimulationRunner(
@@ -190,9 +246,67 @@ class SimNode(Node):
             else:
                 self.runner.set_simulation(sim)
 
+    def _joint_command_setup(self, robot, sim):
+        """Declare the per-joint servo and interface parameters; set the gains on ``sim``."""
+        interfaces, gains = {}, {'kp': sim.kp.copy(), 'kd': sim.kd.copy()}
+        for i, joint in enumerate(robot.joint_names):
+            for key, unit in (('kp', 'N m/rad'), ('kd', 'N m s/rad')):
+                name = f'servo.{joint}.{key}'
+                if self.has_parameter(name):
+                    gains[key][i] = self.get_parameter(name).value
+                else:
+                    gains[key][i] = declare(
+                        self, name, Parameter.Type.DOUBLE, float(gains[key][i]),
+                        f'{key} [{unit}] of the position and velocity servos of {joint}',
+                        True, min_value=0.0)
+            name = f'command_interfaces.{joint}'
+            if not self.has_parameter(name):
+                declare(self, name, Parameter.Type.STRING_ARRAY, [],
+                        f"command interfaces of {joint} in JointStateTopicSystem's compact "
+                        'layout (its <ros2_control> block): position, velocity, effort; '
+                        'empty: arrays with one entry per name only', True,
+                        additional_constraints=str(INTERFACES))
+            value = parameter_value(self, name, [])
+            if value:
+                interfaces[joint] = list(value)
+        try:
+            sim.set_servo_gains(gains['kp'], gains['kd'])
+            reader = JointCommandReader(robot.joint_names, interfaces)
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from exc
+        for i in unstable_gains(sim.inertia, sim.h, sim.kp, sim.kd):
+            self.get_logger().warning(
+                f'servo gains of {robot.joint_names[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) '
+                f'are unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
+                f'inertia {sim.inertia[i]:.3g}')
+        return reader
+
     # --- physics -------------------------------------------------------------------
     def _tick(self):
         self.runner.tick(self.duration)
+        waiters, self._tick_waiters = self._tick_waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_result(None)
+
+    def next_tick(self):
+        """Return a future that the next tick of the physics timer completes."""
+        future = Future()
+        self._tick_waiters.append(future)
+        return future
+
+    def step_paused(self, steps):
+        """
+        Take exactly ``steps`` physics steps while paused and publish; return the count.
+
+        Fewer only if the simulation fails; ValueError if it is not paused.
+        """
+        with self.lock:
+            done = self.sim.step_paused(steps)
+        snapshot = self.runner.snapshot()
+        if snapshot is not None:
+            self._publish(snapshot)
+        return done
 
     @property
     def finished(self) -> bool:
@@ -216,6 +330,8 @@ class SimNode(Node):
         msg.velocity = snapshot.qd.tolist()
         msg.effort = snapshot.effort.tolist()
         self.js_pub.publish(msg)
+        if self.robot_js_pub is not None:
+            self.robot_js_pub.publish(msg)
         for listener in self.listeners:
             listener(snapshot)
 
@@ -239,6 +355,23 @@ class SimNode(Node):
                 self.command_rejections.add(Rejected('out of range', str(exc)))
             except ValueError as exc:  # the model changed under this command
                 self.command_rejections.add(Rejected('length', str(exc)))
+
+    def _on_joint_command(self, msg):
+        if self.joint_commands is None:
+            self.joint_command_rejections.add(Rejected('no model', 'no robot model yet'))
+            return
+        try:
+            command = self.joint_commands.read(msg)
+        except Rejected as exc:
+            self.joint_command_rejections.add(exc)
+            return
+        with self.lock:
+            try:
+                self.sim.set_joint_command(*command)
+            except CommandOutOfRange as exc:
+                self.joint_command_rejections.add(Rejected('out of range', str(exc)))
+            except ValueError as exc:  # the model changed under this command
+                self.joint_command_rejections.add(Rejected('invalid', str(exc)))
 
     def _reset(self, request, response):
         if self.sim is None:
@@ -287,7 +420,8 @@ class SimNode(Node):
         rtf_text = 'n/a' if np.isnan(rtf) else f'{rtf:.2f}'
         self.get_logger().info(
             f'sim time {t:.2f} s, real-time factor {rtf_text} ({target}), mode {mode}, '
-            f'effort commands rejected: {self.command_rejections}')
+            f'effort commands rejected: {self.command_rejections}, joint commands '
+            f'rejected: {self.joint_command_rejections}')
 
 
 def main(args=None):

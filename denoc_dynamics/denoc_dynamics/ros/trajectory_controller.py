@@ -195,8 +195,8 @@ class TrajectoryController(Node):
             if self.trajectory is None:
                 raise TrajectoryError('no state', 'no joint state received yet: the '
                                                   'trajectory would have nowhere to start')
-            chain = self.law.robot.chain
-            checked = check_trajectory(self.law.robot.joint_names, chain.lower, chain.upper,
+            joints = self.law.robot.joints
+            checked = check_trajectory(self.law.robot.joint_names, joints.lower, joints.upper,
                                        msg.joint_names, points_of(msg))
         except TrajectoryError as exc:
             self.rejections.add(exc)  # logs 'rejected joint trajectory (reason): detail'

@@ -1,0 +1,107 @@
+"""The joint drives (denoc_dynamics.servo); Simulation joint commands, stepping, resets."""
+
+from denoc_dynamics import load_urdf
+from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.servo import default_gains
+from denoc_dynamics.servo import EFFORT
+from denoc_dynamics.servo import POSITION
+from denoc_dynamics.servo import servo_efforts
+from denoc_dynamics.servo import unstable_gains
+from denoc_dynamics.servo import VELOCITY
+from denoc_dynamics.simulation import CommandOutOfRange
+from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
+from denoc_dynamics.simulation import SimulationRunner
+import numpy as np
+import pytest
+
+Q0 = np.array([0.2, 0.7, -0.3, -1.4, 0.4, 1.2, -0.5])
+
+
+@pytest.fixture(scope='module')
+def robot():
+    return load_urdf(bundled_urdf())
+
+
+def test_servo_laws_per_mode():
+    mode = np.array([EFFORT, POSITION, VELOCITY])
+    one = np.ones(3)
+    tau = servo_efforts(mode, tau_cmd=np.array([0.5, 0.1, 0.2]), q_ref=np.array([9.0, 2.0, 3.0]),
+                        qd_ref=np.array([9.0, 1.0, 4.0]), kp=10.0 * one, kd=2.0 * one,
+                        tau_ff=np.array([9.0, 0.3, 0.4]), q=one, qd=0.5 * one,
+                        effort_limit=np.array([1.0, 100.0, 7.0]))
+    # effort: the command alone; position: PD + feedforwards; velocity: the same, limited
+    assert tau.tolist() == pytest.approx([0.5, 10.0 + 1.0 + 0.3 + 0.1, 7.0])
+
+
+def test_default_gains_are_stable_and_an_unstable_pair_is_found():
+    inertia = np.array([1.0, 0.0005])
+    kp, kd = default_gains(inertia, 1e-3, 25.0, 1.0)
+    omega = 2 * np.pi * 25.0
+    assert kp == pytest.approx(inertia * omega ** 2) and kd == pytest.approx(2 * inertia * omega)
+    assert unstable_gains(inertia, 1e-3, kp, kd).size == 0
+    # the same gains at a 10 ms step (a servo at the 100 Hz command rate): unstable
+    assert unstable_gains(inertia, 1e-2, kp, kd).tolist() == [0, 1]
+    # a step too large for the frequency: the default is capped at w h = 0.3
+    kp, kd = default_gains(inertia, 1e-2, 25.0, 1.0)
+    assert kp == pytest.approx(inertia * 30.0 ** 2)
+
+
+def test_a_joint_command_holds_the_pose_against_gravity(robot):
+    sim = Simulation(robot, initial_positions=Q0)
+    runner = SimulationRunner(sim, 100.0, 0.0)
+    sim.set_joint_command([3], [POSITION], [0.0], [-1.3], [0.0])
+    # the other joints hold where they were: the whole arm stays up
+    for _ in range(200):
+        runner.step_chunk()
+    expected = Q0.copy()
+    expected[3] = -1.3
+    assert np.abs(sim.q - expected).max() < 1e-4
+    assert np.allclose(sim.applied_effort, robot.gravity_torques(expected), atol=0.05)
+    # the effort path is unchanged: an effort command takes over
+    sim.set_command(np.zeros(7))
+    runner.step_chunk()
+    assert not sim.joint_commanded and np.all(sim.applied_effort == 0.0)
+
+
+@pytest.mark.parametrize('args, error', [
+    (([0], [POSITION], [0.0], [9.0], [0.0]), CommandOutOfRange),     # beyond the limit
+    (([0], [POSITION], [0.0], [np.nan], [0.0]), ValueError),
+    (([0, 0], [POSITION] * 2, [0.0] * 2, [0.1] * 2, [0.0] * 2), ValueError),
+    (([0], [7], [0.0], [0.1], [0.0]), ValueError),                   # no such mode
+    (([0], [EFFORT], [np.inf], [0.0], [0.0]), ValueError),
+])
+def test_bad_joint_commands_change_nothing(robot, args, error):
+    sim = Simulation(robot, initial_positions=Q0)
+    with pytest.raises(error):
+        sim.set_joint_command(*args)
+    assert sim.mode == 'hold' and not sim.joint_commanded
+    assert np.all(sim.drive_mode == EFFORT)
+
+
+def test_step_paused_takes_exactly_n_steps(robot):
+    sim = Simulation(robot, initial_positions=Q0, start_mode='paused')
+    assert sim.advance(10) == 0 and sim.steps == 0   # paused: nothing
+    assert sim.step_paused(137) == 137
+    assert sim.steps == 137 and sim.paused and sim.t == 137 * sim.h
+    assert np.abs(sim.q - Q0).max() > 1e-5            # it fell meanwhile
+    sim.set_paused(False)
+    with pytest.raises(ValueError, match='not paused'):
+        sim.step_paused(1)
+
+
+def test_reset_time_state_and_stop(robot):
+    params = PhysicsParameters()
+    sim = Simulation(robot, params, initial_positions=Q0, start_mode='paused')
+    sim.step_paused(300)
+    q = sim.q
+    sim.reset_time()
+    assert sim.t == 0.0 and np.array_equal(sim.q, q) and sim.paused
+    sim.step_paused(50)
+    sim.reset_state()
+    assert sim.t == 50 * sim.h and np.array_equal(sim.q, Q0) and sim.mode == 'hold'
+    assert sim.paused
+    sim.stop()
+    assert sim.stopped and sim.paused and sim.t == 0.0
+    sim.step_paused(1)
+    assert not sim.stopped and sim.t == sim.h
