@@ -11,7 +11,9 @@ one:
 
 * one thread on single states, one on batches, of the same robot;
 * both threads on batches of the same robot, and both on single states;
-* two robots loaded from the same URDF, both threads on batches.
+* two robots loaded from the same URDF, both threads on batches;
+* one thread on a robot's batches, one on batches of Fixman's planar chain
+  (:mod:`denoc_dynamics.core.fixman`, another parallel loop).
 
 The robots are the bundled arm and the bundled arm with its gripper (a tree with a
 mimic joint).  The scenarios run here, on numba's default threading layer, and in a
@@ -29,7 +31,8 @@ import pytest
 
 ITERATIONS = 200
 STATES = 8
-SCENARIOS = ('single+batch', 'batch+batch', 'single+single', 'two robots batch+batch')
+SCENARIOS = ('single+batch', 'batch+batch', 'single+single', 'two robots batch+batch',
+             'batch+fixman')
 ROBOTS = ('denoc_arm7', 'denoc_arm7_gripper')
 
 
@@ -54,6 +57,15 @@ def _batch(robot, Q, QD, TAU, s):
             robot.inertia_matrix(Q), robot.udu(Q)[1]]
 
 
+def _fixman(robot, Q, QD, TAU, s):
+    """Return Fixman's batched FD of a planar chain of 6 links, states rolled by s."""
+    from denoc_dynamics.core import fixman
+    L, m = np.linspace(0.3, 0.8, 6), np.linspace(2.0, 0.5, 6)
+    theta, theta_dot, tau = (np.roll(np.resize(x, (STATES, 6)), s, axis=0)
+                             for x in (Q, QD, TAU))
+    return [fixman.forward_dynamics(theta, theta_dot, L, m, tau)]
+
+
 def run_scenario(scenario, name):
     """Run two threads at once; return the list of mismatches and errors (empty: pass)."""
     robot = _load(name)
@@ -61,7 +73,7 @@ def run_scenario(scenario, name):
     Q, QD, TAU = (rng.uniform(-1.0, 1.0, (STATES, robot.n)) for _ in range(3))
     kinds = scenario.split()[-1].split('+')
     robots = [robot, _load(name) if scenario.startswith('two robots') else robot]
-    work = {'single': _single, 'batch': _batch}
+    work = {'single': _single, 'batch': _batch, 'fixman': _fixman}
     # the serial results, one per state (or roll) and kind
     expected = {kind: [work[kind](robot, Q, QD, TAU, s) for s in range(STATES)]
                 for kind in set(kinds)}

@@ -32,11 +32,6 @@ from .urdf import build_chain, build_chain_xml, Chain
 #: the composite-body GIM with Cholesky, the O(n^3) reference.
 FD_METHODS = ('denoc', 'cholesky')
 
-#: Serializes the batched calls of every Robot: numba's workqueue threading layer (used
-#: where neither TBB nor OpenMP is installed) aborts the process when two threads enter
-#: a parallel region at once, whichever robots they compute.
-_BATCH_LOCK = threading.Lock()
-
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
 ARTICULATED_EPS = 1e-12
@@ -438,7 +433,7 @@ class Robot:
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
         f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
-        with _BATCH_LOCK:
+        with batch.PARALLEL_LOCK:           # of all robots and fixman
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
                            numba.get_num_threads())
         return out.reshape(shape + (rows, n))
