@@ -6,7 +6,8 @@ numba compiles nothing and CPython runs the same lines.  :func:`results` evaluat
 ID, the GIM, FD by both methods, U D U^T, the analytical inverse, the composite-body
 H, b and a batch call on the bundled arm and on a small tree with a mimic joint.  It
 runs once in a child process with the JIT off (this file run as a script, writing an
-.npz) and once here, compiled; the two must agree to 1e-13 relative.
+.npz) and once here, compiled; the two must agree to 1e-13 relative, FD to 1e-13 or
+to its rounding, 10 cond(I) eps, whichever is larger.
 """
 
 import os
@@ -17,6 +18,10 @@ import sys
 import numpy as np
 
 TOL = 1e-13
+#: FD solves I qdd = tau - b: its rounding is cond(I) eps, and numba compiles the core
+#: with fastmath (reassociated sums), so FD is held to FD_ULPS cond(I) eps (the arm's
+#: cond(I) is 5e3: 1.2e-11); measured: every result within 1e-15.
+FD_ULPS = 10.0
 HERE = Path(__file__).resolve().parent
 
 
@@ -36,19 +41,19 @@ def results():
         rng = np.random.default_rng(3)
         out[f'{name} mimic joints'] = np.array(len(robot.mimic_joints))
         out[f'{name} parents'] = robot.chain.parent
-        Q, QD, QDD = (rng.uniform(-1.0, 1.0, (2, robot.n)) for _ in range(3))
-        for s, (q, qd, qdd) in enumerate(zip(Q, QD, QDD)):
-            tau = robot.inverse_dynamics(q, qd, qdd)
+        Q, QD, QDD, TAU = (rng.uniform(-1.0, 1.0, (2, robot.n)) for _ in range(4))
+        out[f'{name} cond'] = np.array(max(np.linalg.cond(robot.inertia_matrix(q))
+                                           for q in Q))
+        for s, (q, qd, qdd, tau) in enumerate(zip(Q, QD, QDD, TAU)):
             U, d = robot.udu(q)
             H, b = robot.composite_body(q, qd)
-            values = {'ID': tau, 'GIM': robot.inertia_matrix(q),
+            values = {'ID': robot.inverse_dynamics(q, qd, qdd), 'GIM': robot.inertia_matrix(q),
                       'FD denoc': robot.forward_dynamics(q, qd, tau, method='denoc'),
                       'FD cholesky': robot.forward_dynamics(q, qd, tau, method='cholesky'),
                       'U': U, 'd': d, 'inverse': robot.inverse_inertia_matrix(q), 'H': H,
                       'b': b}
             out.update({f'{name} {key} {s}': value for key, value in values.items()})
-        out[f'{name} batch FD'] = robot.forward_dynamics(Q, QD, robot.inverse_dynamics(
-            Q, QD, QDD))
+        out[f'{name} batch FD'] = robot.forward_dynamics(Q, QD, TAU)
         out[f'{name} batch GIM'] = robot.inertia_matrix(Q)
     return out
 
@@ -75,7 +80,10 @@ def test_the_same_lines_in_cpython_give_the_same_results(tmp_path):
     for key, value in compiled.items():
         scale = max(np.abs(value).max(), 1e-300)
         err = np.abs(interpreted[key] - value).max() / scale
-        assert err <= TOL, f'{key}: compiled and interpreted differ by {err:.2e} relative'
+        tol = TOL
+        if ' FD' in key:      # a solve: rounding grows with the condition number of I
+            tol = max(TOL, FD_ULPS * np.finfo(float).eps * compiled[key.split()[0] + ' cond'])
+        assert err <= tol, f'{key}: compiled and interpreted differ by {err:.2e} relative'
 
 
 if __name__ == '__main__':
