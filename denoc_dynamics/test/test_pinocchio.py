@@ -55,8 +55,8 @@ import xml.etree.ElementTree as ET
 import zlib
 
 from denoc_dynamics import load_urdf
-from denoc_dynamics.resources import example_robot_data_dir
 from denoc_dynamics.core.robot import FD_METHODS
+from denoc_dynamics.resources import example_robot_data_dir
 import numpy as np
 import pytest
 
