@@ -2,7 +2,7 @@
 #
 #   make venv    create .venv (if missing) and install every dependency from PyPI
 #   make build   colcon build of denoc_dynamics + denoc_dynamics_interfaces into install/
-#   make test    venv + build (+ the launch stack if ../shared/ros2-launch exists),
+#   make test    venv + build (+ the launch stack and ros2-msgs where ../shared has them),
 #                then pytest over denoc_dynamics/test against install/
 #   make run     venv + build, then the all-in-one simulated arm (ARGS='...' passed on)
 #   make bench   venv + build, then benchmarks/run_all.py (ARGS='...' passed on)
@@ -74,7 +74,7 @@ LAUNCH_STAMP := $(VENV)/.denoc-ros2-launch-stamp
 HAVE_LAUNCH_STACK := $(wildcard $(LAUNCH_STACK)/install.sh)
 LAUNCH_SPEC = $(shell cd "$(LAUNCH_STACK)" && md5sum install.sh && ls wheels)
 
-.PHONY: venv build browser launch-stack test run bench clean distclean
+.PHONY: venv build browser launch-stack ros2-msgs test run bench clean distclean
 
 venv:
 	@if [ -f "$(VENV_STAMP)" ] && [ "$$(cat '$(VENV_STAMP)')" = "$(VENV_SPEC)" ] \
@@ -160,17 +160,44 @@ else
 	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
 endif
 
+# control_msgs (FollowJointTrajectory, JointTrajectoryControllerState,
+# QueryTrajectoryState: the trajectory controller's action interface) and
+# simulation_interfaces (the standard simulator services of sim_node) are not on PyPI.
+# Where their source sits beside the repository (CI has ../shared/ros2-msgs), `make
+# test` and `make run` colcon-build both into install/ (minutes the first time, seconds
+# after); the extra message wheels they need are in ROS_PKGS.  Without it the nodes run
+# without these interfaces and say so in one line.
+ROS2_MSGS ?= $(abspath $(CURDIR)/../shared/ros2-msgs)
+HAVE_ROS2_MSGS := $(wildcard $(ROS2_MSGS)/src/control_msgs/package.xml)
+ROS2_MSGS_PACKAGES := control_msgs simulation_interfaces
+
+ros2-msgs: venv
+ifeq ($(HAVE_ROS2_MSGS),)
+	@echo "ros2-msgs: no $(ROS2_MSGS); no FollowJointTrajectory action, no simulation_interfaces"
+else
+	@export VIRTUAL_ENV="$(VENV)" PATH="$(VENV)/bin:$$PATH" \
+	  AMENT_PREFIX_PATH="$(VENV)" CMAKE_PREFIX_PATH="$(VENV)"; \
+	unset PYTHONPATH COLCON_PREFIX_PATH _ROS_WHEELS_BOOTSTRAP_COMPLETE; \
+	"$(VENV)/bin/colcon" --log-base log build \
+	  --base-paths "$(ROS2_MSGS)/src" --packages-select $(ROS2_MSGS_PACKAGES) \
+	  --build-base build --install-base install \
+	  --cmake-args -DPython3_EXECUTABLE="$(VPY)" -DCMAKE_BUILD_TYPE=Release \
+	  2>&1 | sed -u "/in the environment variable AMENT_PREFIX_PATH doesn't contain any/d"
+endif
+
 # pytest runs from the package directory (as `colcon test` would) through the
 # venv's pytest script, so the source tree is not on sys.path and
 # `import denoc_dynamics` resolves to install/ (test/conftest.py asserts it).
 # pytest's exit code is passed on: 5 (no tests collected) fails the target.
 # With the launch stack, DENOC_REQUIRE_LAUNCH_TESTS=required turns a skipped launch
-# test into a failure (test/conftest.py).
-test: build browser launch-stack
+# test into a failure (test/conftest.py); with ../shared/ros2-msgs,
+# DENOC_REQUIRE_ROS2_MSGS=required does the same for the tests marked ros2_msgs.
+test: build browser launch-stack ros2-msgs
 	cd denoc_dynamics && DENOC_REQUIRE_LAUNCH_TESTS=$(if $(HAVE_LAUNCH_STACK),required,) \
+	  DENOC_REQUIRE_ROS2_MSGS=$(if $(HAVE_ROS2_MSGS),required,) \
 	  $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
 
-run: build
+run: build ros2-msgs
 	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \
 	if [ ! -x "$$exe" ]; then \
 	  echo "run: $$exe not installed (console script denoc_sim_arm missing in setup.py?)" >&2; \

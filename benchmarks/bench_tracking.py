@@ -21,6 +21,11 @@ rate of ``joint_states`` (``publish_rate`` of the installed ``config/sim_arm.yam
    This one depends on the machine's load: a command that misses its physics chunk
    acts a period late.
 
+3. At rest: a MoveIt-like 10-point, 3 s quintic move (in process, 100 Hz), with the
+   controller's friction model scaled by 0.5, 1 and 1.5 (and, for comparison, without
+   ``friction_feedback``): the error in motion beside the largest joint error 1 s after
+   the last point (target: 1 mrad).
+
 Errors are joint position errors q_d - q in radians, RMS over all joints and samples.
 """
 
@@ -44,6 +49,10 @@ KP, KD = 225.0, 30.0
 PHYSICS_RATE = 1000.0
 DEFAULT_RATE = 100.0
 DEMO_PERIOD = 12.0
+#: The point-to-point move of :func:`point_to_point` (issue 17's example) [rad].
+MOVE = np.array([0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3])
+REST_TARGET = 1e-3       # [rad] every joint, 1 s after the last point
+FRICTION_FEEDBACK = 15.0  # [1/s] the controller's default
 
 
 def _config_value(key, default):
@@ -79,6 +88,38 @@ def sampled(robot, law_name, rate, duration, pose, delay=0) -> dict:
     wall = time.perf_counter() - start
     return _statistics(errors) | {'law': law_name, 'rate_hz': rate, 'duration_s': duration,
                                   'delay_periods': delay, 'wall_s': wall}
+
+
+def point_to_point(robot, pose, scale, feedback, move=3.0, rest=1.0) -> dict:
+    """
+    A MoveIt-like move in process: errors in motion and at rest, friction model x ``scale``.
+
+    A 10-point rest-to-rest quintic of ``move`` seconds to pose + :data:`MOVE`, at the
+    control rate of 100 Hz, with the controller's friction compensation scaled by
+    ``scale`` (the arm keeps its URDF friction) and ``friction_feedback`` ``feedback``;
+    the at-rest error is the largest joint error ``rest`` seconds after the last point.
+    """
+    from denoc_dynamics.computed_torque import ComputedTorque, sampled_loop
+    from denoc_dynamics.simulation import PhysicsParameters, Simulation
+    from denoc_dynamics.trajectory import check_trajectory, Trajectory, TrajectoryPoint
+    sim = Simulation(robot, PhysicsParameters(physics_rate=PHYSICS_RATE, command_timeout=0.0),
+                     initial_positions=pose, start_mode='running')
+    goal = pose + MOVE
+    points = [TrajectoryPoint(move * s, pose + (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+                              * (goal - pose)) for s in np.arange(1, 11) / 10.0]
+    chain = robot.chain
+    checked = check_trajectory(robot.joint_names, chain.lower, chain.upper, robot.joint_names,
+                               points)
+    zero = np.zeros(robot.n)
+    trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (pose, zero, zero))
+    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity,
+                         friction_feedback=feedback, friction_scale=scale)
+    errors = sampled_loop(sim, law, trajectory, DEFAULT_RATE, move + rest + 0.01)
+    motion = errors[:int(round(move * DEFAULT_RATE)) + 1]
+    return _statistics(motion) | {
+        'friction_scale': scale, 'friction_feedback': feedback, 'move_s': move,
+        'rest_after_s': rest, 'rest_max_rad': float(np.abs(errors[-1]).max()),
+        'rest_per_joint_rad': np.abs(errors[-1]).tolist()}
 
 
 def _statistics(errors) -> dict:
@@ -152,7 +193,9 @@ def run(opts) -> dict:
     duration = DEMO_PERIOD / 2.0 if opts.quick else DEMO_PERIOD
     rates = [rate] if opts.quick else sorted({50.0, rate, 250.0, 1000.0})
     delays = [] if opts.quick else [1, 3]
-    progress = common.Progress(len(rates) + len(delays) + 2, NAME)
+    cases = [(scale, FRICTION_FEEDBACK) for scale in (0.5, 1.0, 1.5)] + \
+        ([] if opts.quick else [(0.5, 0.0), (1.5, 0.0)])
+    progress = common.Progress(len(rates) + len(delays) + len(cases) + 2, NAME)
     ct = {}
     for r in rates:
         ct[r] = sampled(robot, 'computed_torque', r, duration, pose)
@@ -162,6 +205,12 @@ def run(opts) -> dict:
         late.append(sampled(robot, 'computed_torque', rate, duration, pose, delay=d))
         progress.step(f'computed torque {d} period(s) late: RMS '
                       f'{late[-1]["rms_rad"] * 1e3:.3f} mrad')
+    at_rest = []
+    for scale, feedback in cases:
+        at_rest.append(point_to_point(robot, pose, scale, feedback))
+        progress.step(f'move, friction x{scale:g}, lambda {feedback:g}: in motion max '
+                      f'{at_rest[-1]["max_rad"] * 1e3:.2f} mrad, at rest '
+                      f'{at_rest[-1]["rest_max_rad"] * 1e3:.4f} mrad')
     pd = sampled(robot, 'pd_gravity', rate, duration, pose)
     progress.step(f'PD + g at {rate:g} Hz: RMS {pd["rms_rad"] * 1e3:.2f} mrad')
     node = node_level(duration, timeout=120.0 + 6.0 * duration)
@@ -173,7 +222,7 @@ def run(opts) -> dict:
         'controller_rate_hz': rate, 'rate_from': rate_source, 'kp': KP, 'kd': KD,
         'demo_period_s': DEMO_PERIOD, 'duration_s': duration,
         'computed_torque': [ct[r] for r in rates], 'computed_torque_late': late,
-        'pd_gravity': pd,
+        'pd_gravity': pd, 'point_to_point': at_rest,
         'ratio_pd_over_ct': ratio, 'denoc_sim_arm': node,
         'targets': [
             {'name': f'computed torque RMS error at {rate:g} Hz (in process, sampled loop)',
@@ -183,6 +232,13 @@ def run(opts) -> dict:
              'value': ratio, 'unit': 'x', 'target': f'>= {RATIO_TARGET:g}',
              'pass': ratio >= RATIO_TARGET}],
     }
+    for r in at_rest:
+        if r['friction_feedback'] > 0.0:
+            result['targets'].append({
+                'name': f'at rest 1 s after a 3 s move, friction model x{r["friction_scale"]:g} '
+                        '(in process, largest joint error)',
+                'value': r['rest_max_rad'] * 1e3, 'unit': 'mrad',
+                'target': f'<= {REST_TARGET * 1e3:g}', 'pass': r['rest_max_rad'] <= REST_TARGET})
     if node.get('rms_rad') is not None:
         result['targets'].append({
             'name': 'computed torque RMS error through denoc_sim_arm (DDS, real time)',

@@ -254,6 +254,18 @@ def _tracking(s):
     out.append(_table(['run', 'rate [Hz]', 'RMS [mrad]', 'max [mrad]',
                        'RMS per joint [mrad]'], rows))
     out += ['', f'PD + g / computed torque (RMS, same rate): **{s["ratio_pd_over_ct"]:.0f}x**.']
+    moves = s.get('point_to_point', [])
+    if moves:
+        out += ['', f'In motion and at rest: a 10-point {moves[0]["move_s"]:g} s quintic move, '
+                'the controller\'s friction model scaled (the arm keeps its URDF friction); '
+                f'at rest = largest joint error {moves[0]["rest_after_s"]:g} s after the last '
+                'point.', '']
+        out.append(_table(
+            ['friction model', 'friction_feedback [1/s]', 'in motion RMS [mrad]',
+             'in motion max [mrad]', 'at rest [mrad]'],
+            [[f'x{r["friction_scale"]:g}', _f(r['friction_feedback']),
+              f'{1e3 * r["rms_rad"]:.3f}', f'{1e3 * r["max_rad"]:.2f}',
+              f'{1e3 * r["rest_max_rad"]:.4f}'] for r in moves]))
     if node.get('error') or node.get('available') is False:
         out += ['', f'denoc_sim_arm: {node.get("error") or node.get("reason")}.']
     return '\n'.join(out)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .core import load_urdf
 from .core.robot import FD_METHODS
+from .core.urdf import SIDE_BRANCHES
 from .core.warm_up import compile_kernels
 from .resources import bundled_urdf, DEFAULT_ROBOT
 
@@ -41,7 +42,7 @@ def _parser():
                         help=f'URDF file or bundled model name (default {DEFAULT_ROBOT})')
     common.add_argument('--base-link')
     common.add_argument('--tip-link')
-    common.add_argument('--side-branches', choices=('lock', 'drop'), default='lock')
+    common.add_argument('--side-branches', choices=SIDE_BRANCHES, default='lock')
     common.add_argument('--gravity', type=_vector, default=[0.0, 0.0, -9.81],
                         help='gravity in the base frame (default "0 0 -9.81")')
     common.add_argument('--json', action='store_true', help='print JSON')

@@ -22,8 +22,15 @@ here as it does on a ros2_control robot:
 
 :func:`check_trajectory` rejects what must not move the arm (unknown or duplicate
 joints, non-increasing times, NaN or Inf, positions outside the limits, wrong array
-lengths) with :class:`TrajectoryError`.  :func:`demo_trajectory` is the motion of
-the ``denoc_sim_arm`` demo.
+lengths, too many points, times beyond a limit) with :class:`TrajectoryError`, and
+:meth:`Trajectory.check_velocity` what would drive a joint faster than its
+``<limit velocity>``.  The velocity check is per segment, so that no point is skipped
+however close the points are: the mean velocity of every segment (between two points,
+and from the reference at reception to the first point) and every given point
+velocity must be within the limit.  Between two points a cubic or quintic may still
+exceed the mean (a quintic from rest to rest peaks at 1.875 times it); the arm's
+drives cap that.  :func:`demo_trajectory` is the motion of the ``denoc_sim_arm``
+demo.
 """
 
 from dataclasses import dataclass
@@ -64,17 +71,22 @@ class CheckedTrajectory:
 
 
 def check_trajectory(chain_joint_names: Sequence[str], lower, upper,
-                     joint_names: Sequence[str],
-                     points: Sequence[TrajectoryPoint]) -> CheckedTrajectory:
+                     joint_names: Sequence[str], points: Sequence[TrajectoryPoint],
+                     max_points: Optional[int] = None, max_time: Optional[float] = None,
+                     allow_partial: bool = True) -> CheckedTrajectory:
     """
     Check a trajectory against a chain; return it mapped onto the chain.
 
     ``lower`` and ``upper`` are the chain's position limits (+-inf where none).
     Raise :class:`TrajectoryError` for: no joints or no points, a joint name that
-    is not in the chain or appears twice, a positions/velocities/accelerations array
-    of the wrong length (velocities and accelerations may be empty; accelerations
-    need velocities), a non-finite value, times that are negative or not strictly
-    increasing, and a position outside the joint limits.
+    is not in the chain or appears twice, a subset of the chain's joints unless
+    ``allow_partial``, more than ``max_points`` points, a positions/velocities/
+    accelerations array of the wrong length (velocities and accelerations may be
+    empty; accelerations need velocities), a non-finite value, times that are
+    negative, later than ``max_time`` or not strictly increasing, and a position
+    outside the joint limits.  The ``reason`` of the error is 'unknown joint',
+    'duplicate joint' or 'partial joints' for the joint names (joint_trajectory_
+    controller's INVALID_JOINTS), another key otherwise (INVALID_GOAL).
     """
     index = {name: i for i, name in enumerate(chain_joint_names)}
     names = list(joint_names)
@@ -82,13 +94,20 @@ def check_trajectory(chain_joint_names: Sequence[str], lower, upper,
         raise TrajectoryError('empty', 'the trajectory names no joints')
     if not points:
         raise TrajectoryError('empty', 'the trajectory has no points')
+    if max_points is not None and len(points) > max_points:
+        raise TrajectoryError('too many points', f'{len(points)} points, more than the '
+                                                 f'{max_points} allowed (max_points)')
     unknown = [name for name in names if name not in index]
     if unknown:
         raise TrajectoryError('unknown joint', f'joint(s) {unknown} are not in the chain '
                                                f'{list(chain_joint_names)}')
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
+    if len(set(names)) < len(names):
+        duplicates = sorted({name for name in names if names.count(name) > 1})
         raise TrajectoryError('duplicate joint', f'joint(s) {duplicates} appear more than once')
+    if not allow_partial and len(names) < len(index):
+        missing = [name for name in chain_joint_names if name not in names]
+        raise TrajectoryError('partial joints', f'joint(s) {missing} missing, and '
+                                                'allow_partial_joints_goal is false')
     m = len(names)
     joints = np.array([index[name] for name in names], dtype=int)
     times = np.empty(len(points))
@@ -115,6 +134,9 @@ def check_trajectory(chain_joint_names: Sequence[str], lower, upper,
         if not np.isfinite(time) or time < 0.0:
             raise TrajectoryError('time', f'point {k}: time_from_start {time} is not a '
                                           'finite time >= 0')
+        if max_time is not None and time > max_time:
+            raise TrajectoryError('time', f'point {k}: time_from_start {time:g} s is later '
+                                          f'than {max_time:g} s (max_duration)')
         if k > 0 and not time > times[k - 1]:
             raise TrajectoryError('time', f'point {k}: time_from_start {time} s does not '
                                           f'increase (previous point {times[k - 1]} s)')
@@ -248,6 +270,32 @@ class Trajectory:
                                     point):
                 values.append(item)
         return cls(times, positions, velocities, accelerations, orders)
+
+    def check_velocity(self, limits, joint_names: Sequence[str]):
+        """
+        Raise TrajectoryError if a segment or a point is faster than ``limits``.
+
+        ``limits`` are the chain's velocity limits (inf where none).  Every segment's
+        mean velocity |p_k+1 - p_k| / (t_k+1 - t_k) and every point's velocity must be
+        within them (module doc); a relative 1e-9 allows for round-off.
+        """
+        limits = np.asarray(limits, dtype=float) * (1.0 + 1e-9)
+        if len(self.times) > 1:
+            mean = np.abs(np.diff(self.positions, axis=0)) / np.diff(self.times)[:, None]
+            self._raise_if_faster(mean, limits, joint_names, 'segment', 'mean velocity')
+        self._raise_if_faster(np.abs(self.velocities), limits, joint_names, 'point',
+                              'velocity')
+
+    @staticmethod
+    def _raise_if_faster(speeds, limits, joint_names, what, quantity):
+        excess = speeds > limits
+        if np.any(excess):
+            k, j = np.argwhere(excess)[0]
+            raise TrajectoryError('velocity limit', f'{what} {k}: {quantity} '
+                                                    f'{speeds[k, j]:.4g} of {joint_names[j]} '
+                                                    f'exceeds its limit {limits[j]:.4g} '
+                                                    f'({int(excess.any(axis=1).sum())} '
+                                                    f'{what}(s) too fast)')
 
     @property
     def end_time(self) -> float:

@@ -30,49 +30,59 @@ def _launch_stack_missing():
 LAUNCH_STACK_MISSING = _launch_stack_missing()
 LAUNCH_TESTS_REQUIRED = os.environ.get(REQUIRE_LAUNCH_TESTS) == 'required'
 
-#: The tests that need the interface packages that PyPI lacks (simulation_interfaces),
-#: built from ../shared/ros2-msgs.
-MSGS_TESTS = ('test_ros_simulation_services.py',)
-
-#: Set to ``required`` where ../shared/ros2-msgs exists (make test, as for the launch
-#: tests): a msgs test that is not collected, or skipped, is then an error.
-REQUIRE_MSGS_TESTS = 'DENOC_REQUIRE_MSGS_TESTS'
+#: Set to ``required`` (make test does, where ../shared/ros2-msgs exists): a test
+#: marked ``ros2_msgs`` (control_msgs, simulation_interfaces) that skips is a failure.
+REQUIRE_ROS2_MSGS = 'DENOC_REQUIRE_ROS2_MSGS'
+ROS2_MSGS_REQUIRED = os.environ.get(REQUIRE_ROS2_MSGS) == 'required'
 
 
-def _msgs_missing():
-    """Return why simulation_interfaces cannot be imported, or None."""
-    try:
-        importlib.import_module('simulation_interfaces.srv')
-    except ImportError as exc:
-        return f'simulation_interfaces: {exc}'
+def _ros2_msgs_missing():
+    """Return why control_msgs or simulation_interfaces cannot be imported, or None."""
+    for name in ('control_msgs.action', 'simulation_interfaces.srv'):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return f'{name}: {exc}'
     return None
 
 
-MSGS_MISSING = _msgs_missing()
-MSGS_TESTS_REQUIRED = os.environ.get(REQUIRE_MSGS_TESTS) == 'required'
+ROS2_MSGS_MISSING = _ros2_msgs_missing()
+
+
+@pytest.fixture(scope='session')
+def ros2_msgs():
+    """Skip (a failure where they are required) without control_msgs and simulation_interfaces."""
+    if ROS2_MSGS_MISSING is not None:
+        pytest.skip(f'control_msgs / simulation_interfaces not installed ({ROS2_MSGS_MISSING}):'
+                    ' make test builds them from ../shared/ros2-msgs')
+
+
+#: The test files that import control_msgs or simulation_interfaces at the top.
+ROS2_MSGS_TESTS = ('test_moveit_launch.py', 'test_two_arms_launch.py',
+                   'test_ros_simulation_services.py')
 
 collect_ignore_glob = []
 if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
     collect_ignore_glob += list(LAUNCH_TESTS)
-if MSGS_MISSING is not None and not MSGS_TESTS_REQUIRED:
-    collect_ignore_glob += list(MSGS_TESTS)
+if ROS2_MSGS_MISSING is not None and not ROS2_MSGS_REQUIRED:
+    collect_ignore_glob += list(ROS2_MSGS_TESTS)
 
 
 def pytest_report_header(config):
-    """Say in one line each whether the launch and the msgs tests run, and if not why."""
+    """Say in one line each whether the launch tests and the ros2_msgs tests run."""
     if LAUNCH_STACK_MISSING is None:
         mode = ' (required: a skip fails)' if LAUNCH_TESTS_REQUIRED else ''
-        launch = f'launch tests: run{mode}'
+        lines = [f'launch tests: run{mode}']
     else:
-        launch = ('launch tests: skipped, the ROS 2 launch stack is not installed '
-                  f'({LAUNCH_STACK_MISSING}); see README "Testing"')
-    if MSGS_MISSING is None:
-        mode = ' (required: a skip fails)' if MSGS_TESTS_REQUIRED else ''
-        msgs = f'simulation_interfaces tests: run{mode}'
+        lines = ['launch tests: skipped, the ROS 2 launch stack is not installed '
+                 f'({LAUNCH_STACK_MISSING}); see README "Testing"']
+    if ROS2_MSGS_MISSING is None:
+        mode = ' (required: a skip fails)' if ROS2_MSGS_REQUIRED else ''
+        lines.append(f'control_msgs / simulation_interfaces tests: run{mode}')
     else:
-        msgs = ('simulation_interfaces tests: skipped, simulation_interfaces is not '
-                f'installed ({MSGS_MISSING})')
-    return [launch, msgs]
+        lines.append('control_msgs / simulation_interfaces tests: skipped, not installed '
+                     f'({ROS2_MSGS_MISSING})')
+    return lines
 
 
 def pytest_sessionstart(session):
@@ -83,14 +93,13 @@ def pytest_sessionstart(session):
     `import denoc_dynamics` must resolve to install/.../site-packages. Set
     DENOC_TEST_FROM_SOURCE=1 to run against the source tree on purpose.
     """
+    if ROS2_MSGS_REQUIRED and ROS2_MSGS_MISSING is not None:
+        raise pytest.UsageError(
+            f'{REQUIRE_ROS2_MSGS}=required but they cannot be imported: {ROS2_MSGS_MISSING}')
     if LAUNCH_TESTS_REQUIRED and LAUNCH_STACK_MISSING is not None:
         raise pytest.UsageError(
             f'{REQUIRE_LAUNCH_TESTS}=required but the launch stack cannot be imported: '
             f'{LAUNCH_STACK_MISSING}')
-    if MSGS_TESTS_REQUIRED and MSGS_MISSING is not None:
-        raise pytest.UsageError(
-            f'{REQUIRE_MSGS_TESTS}=required but {MSGS_MISSING}: build it from '
-            '../shared/ros2-msgs into install/')
     if os.environ.get('DENOC_TEST_FROM_SOURCE') != '1':
         spec = importlib.util.find_spec('denoc_dynamics')
         locations = [Path(p).resolve() for p in (spec.submodule_search_locations or [])] \
@@ -109,20 +118,21 @@ def _is_launch_test(path):
     return any(Path(path).match(pattern) for pattern in LAUNCH_TESTS)
 
 
-def _is_msgs_test(path):
-    return any(Path(path).match(pattern) for pattern in MSGS_TESTS)
+def _is_ros2_msgs_test(item):
+    return (item.get_closest_marker('ros2_msgs') is not None
+            or any(Path(item.path).match(pattern) for pattern in ROS2_MSGS_TESTS))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Where the launch (or msgs) tests are required, a skipped one is a failure."""
+    """Where the launch tests (ros2_msgs tests) are required, a skip of one is a failure."""
     outcome = yield
     report = outcome.get_result()
     if LAUNCH_TESTS_REQUIRED and report.skipped and _is_launch_test(item.path):
         report.outcome = 'failed'
         report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_LAUNCH_TESTS}=required: '
                            f'{report.longrepr}')
-    elif MSGS_TESTS_REQUIRED and report.skipped and _is_msgs_test(item.path):
+    elif ROS2_MSGS_REQUIRED and report.skipped and _is_ros2_msgs_test(item):
         report.outcome = 'failed'
-        report.longrepr = (f'{item.nodeid} was skipped, but the simulation_interfaces tests '
-                           f'are required: {report.longrepr}')
+        report.longrepr = (f'{item.nodeid} was skipped, but {REQUIRE_ROS2_MSGS}=required: '
+                           f'{report.longrepr}')

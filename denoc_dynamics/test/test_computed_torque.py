@@ -133,3 +133,44 @@ def test_a_wrong_friction_model_does_not_destabilize_the_hold(arm):
     law = ComputedTorque(arm, 400.0, 40.0, friction_velocity=0.05)
     errors = sampled_loop(sim, law, Trajectory.hold(0.0, POSE), 100.0, 3.0)
     assert np.abs(errors[-100:]).max() < 1e-4
+
+
+def rest_error(robot, scale, feedback, duration=3.0, delay=0):
+    """Largest joint error 1 s after the end of a 10-point quintic move, friction x scale."""
+    from denoc_dynamics.trajectory import TrajectoryPoint
+    sim = Simulation(robot, PhysicsParameters(physics_rate=1000.0, command_timeout=0.0),
+                     initial_positions=POSE, start_mode='running')
+    target = POSE + np.array([0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3])
+    points = []
+    for k in range(1, 11):
+        s = k / 10.0
+        blend = 10.0 * s ** 3 - 15.0 * s ** 4 + 6.0 * s ** 5
+        points.append(TrajectoryPoint(duration * s, POSE + blend * (target - POSE)))
+    chain = robot.chain
+    checked = check_trajectory(robot.joint_names, chain.lower, chain.upper, robot.joint_names,
+                               points)
+    trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (POSE, 0 * POSE, 0 * POSE))
+    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity,
+                         friction_feedback=feedback, friction_scale=scale)
+    errors = sampled_loop(sim, law, trajectory, 100.0, duration + 1.0 + 0.01, delay)
+    return np.abs(errors[-1]).max()
+
+
+@pytest.mark.parametrize('scale', [0.5, 1.0, 1.5])
+def test_the_arm_rests_on_its_goal_with_a_friction_model_off_by_half(arm, scale):
+    # issue 17: within 1 mrad 1 s after the last point, the friction model x0.5 or x1.5
+    assert rest_error(arm, scale, 15.0) < 1e-3
+    assert rest_error(arm, scale, 15.0, delay=1) < 1e-3
+
+
+def test_without_friction_feedback_a_wrong_friction_model_leaves_the_arm_off(arm):
+    # the same move with the compensation at the desired velocity only: tens of mrad
+    assert rest_error(arm, 0.5, 0.0) > 0.01
+    assert rest_error(arm, 1.5, 0.0) > 0.01
+
+
+def test_friction_feedback_and_scale_are_checked(arm):
+    with pytest.raises(ValueError, match='friction_scale'):
+        ComputedTorque(arm, 1.0, 1.0, friction_scale=-1.0)
+    with pytest.raises(ValueError, match='friction_feedback'):
+        ComputedTorque(arm, 1.0, 1.0, friction_feedback=[1.0, 2.0])

@@ -16,7 +16,7 @@ POSE = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])   # config/sim_arm.yaml
 def test_a_sent_trajectory_replaces_the_demo():
     arm = NodeProcess('denoc_sim_arm', [])
     client = RosClient('sim_arm_trajectory_test')
-    states = client.collect(TrajectoryControllerState, '/trajectory_controller/controller_state')
+    states = client.collect(TrajectoryControllerState, '/trajectory_controller/status')
     try:
         # the demo runs: the reference moves away from the initial pose
         assert client.spin_until(

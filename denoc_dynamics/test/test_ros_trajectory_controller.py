@@ -14,7 +14,7 @@ pytestmark = pytest.mark.ros
 
 POSE = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])
 NAMES = [f'joint{k}' for k in range(1, 8)]
-STATE_TOPIC = '/trajectory_controller/controller_state'
+STATE_TOPIC = '/trajectory_controller/status'
 
 
 @pytest.fixture(scope='module')
@@ -22,7 +22,8 @@ def nodes():
     sim = NodeProcess('sim_node', ros_args(
         urdf_path=bundled_urdf(), initial_positions=list(POSE),
         publish_clock=True, status_period=0.0))
-    controller = NodeProcess('trajectory_controller', ros_args(urdf_path=bundled_urdf()))
+    controller = NodeProcess('trajectory_controller', ros_args(
+        urdf_path=bundled_urdf(), allow_partial_joints_goal=True))
     yield sim, controller
     controller.stop()
     sim.stop()

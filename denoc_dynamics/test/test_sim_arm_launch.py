@@ -31,6 +31,11 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
+try:
+    from control_msgs.msg import JointTrajectoryControllerState
+except ImportError:   # the fallback: denoc_dynamics_interfaces/TrajectoryControllerState
+    JointTrajectoryControllerState = None
+
 # `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ros_helpers import assert_clean_exits  # noqa: E402, I100
@@ -99,9 +104,14 @@ class TestSimArmLaunch(unittest.TestCase):
         self.assertLess(t, 1e6, 'the /clock is not the simulated time')
         acc = self.first(JointAccelerations, '/dynamics_node/joint_accelerations')
         self.assertEqual(len(acc.acceleration), self.robot.n)
-        control = self.first(TrajectoryControllerState, '/trajectory_controller/controller_state')
+        control = self.first(TrajectoryControllerState, '/trajectory_controller/status')
         self.assertEqual(list(control.joint_names), self.robot.joint_names)
         self.assertFalse(control.trajectory_active)   # holding the initial pose
+        # joint_trajectory_controller's message where control_msgs is installed
+        state_type = (JointTrajectoryControllerState if JointTrajectoryControllerState
+                      is not None else TrajectoryControllerState)
+        state = self.first(state_type, '/trajectory_controller/controller_state')
+        self.assertEqual(list(state.joint_names), self.robot.joint_names)
 
     def test_launch_arguments_reach_the_nodes(self):
         sim = self.client.parameters('/sim_node', ['publish_clock', 'integrator', 'urdf_path'])

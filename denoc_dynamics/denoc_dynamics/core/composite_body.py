@@ -43,8 +43,11 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     lam, prismatic, m, g = model[0], model[1], model[5], model[8]
     kinematics(model, data, q)
-    u, M, d = data[2], data[4], data[5]
-    O = data[6] - data[6][0]                  # measured from the origin (O_1 now)
+    r, u, M, d = data[1], data[2], data[4], data[5]
+    O = np.empty((n, 3))                      # measured from the origin (O_1 now), summed
+    for i in range(n):                        # from the short r_i: no large numbers
+        for a in range(3):
+            O[i, a] = O[lam[i], a] + r[i, a] if lam[i] >= 0 else r[i, a] - r[0, a]
     I_C = np.empty((n, 3, 3))                     # inertias about the mass centres
     for i in range(n):
         dd = dot(d[i], d[i])
@@ -112,8 +115,9 @@ def _composite_moments(lam, m, C, I_C):
 @njit
 def _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C):
     """
-    Return F_j, N_j: the inertia forces of composite body j and their moment about the
-    origin, at qdd = 0 (003 eq. 38 for the accelerations).
+    Return F_j, N_j: composite body j's inertia forces and their moment at the origin.
+
+    At qdd = 0, with the accelerations of 003 eq. 38.
     """
     n = m.shape[0]
     w, alpha, a_O = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
@@ -156,7 +160,7 @@ def _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C):
 
 @njit
 def _point_acceleration(a_o, alpha, w, r, x, y, out):
-    """out = a_o + alpha x r + w x (w x r) (003 eq. 38 with v_rel = 0); x, y scratch."""
+    """Write a_o + alpha x r + w x (w x r) into out (003 eq. 38, v_rel = 0); x, y scratch."""
     cross(alpha, r, x)
     cross(w, r, y)
     cross(w, y, out)

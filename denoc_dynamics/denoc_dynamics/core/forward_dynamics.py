@@ -30,7 +30,7 @@ from .udu import articulated_bodies
 
 @njit
 def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
-    """qdd = FD(q, qd, tau) by the O(n) sweeps (002 eqs. 14-19)."""
+    """Write qdd = FD(q, qd, tau) by the O(n) sweeps (002 eqs. 14-19)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     phi = data[17]
     kinematics(model, data, q)
@@ -43,7 +43,7 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
 
 @njit
 def solve(model, data, phi, qdd):
-    """qdd with I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
+    """Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
     lam = model[0]
     n = lam.shape[0]
     r, p, psi, m_hat, eta, mu, tau_hat = (data[1], data[3], data[12], data[13], data[14],
@@ -67,7 +67,7 @@ def solve(model, data, phi, qdd):
 
 @njit
 def forward_dynamics_cholesky(reals, ints, q, qd, tau, f_ext, workspace, qdd):
-    """qdd = FD(q, qd, tau) from the composite-body GIM (000 eq. 22) by Cholesky, O(n^3)."""
+    """Write qdd = FD(q, qd, tau) from the composite-body GIM (000 eq. 22) by Cholesky."""
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     phi = data[17]

@@ -25,7 +25,7 @@ from .spatial import twist_to_child, wrench_to_parent
 
 @njit
 def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
-    """tau = ID(q, qd, qdd) (000 eqs. 10-18)."""
+    """Write tau = ID(q, qd, qdd) (000 eqs. 10-18)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
     newton_euler(model, data, qd, qdd, f_ext, tau)
@@ -34,7 +34,7 @@ def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
 @njit
 def newton_euler(model, data, qd, qdd, f_ext, tau):
     """
-    tau = ID(q, qd, qdd) at the kinematics already in ``data``; ``qdd`` None is zero.
+    Write tau = ID(q, qd, qdd) at the kinematics in ``data``; ``qdd`` None is zero.
 
     ``f_ext`` (n, 6): external wrenches [moment about C_i; force] on each body, in the
     base frame, taken off the Newton-Euler wrenches (zeros when there are none: one

@@ -47,7 +47,8 @@ def kinematics(model, data, q):
         o2 = o_tree[i, 2] + s * (T[2, 0] * a[i, 0] + T[2, 1] * a[i, 1] + T[2, 2] * a[i, 2])
         for row in range(3):                       # R_tree,i J_i(q_i)
             for col in range(3):
-                R[i, row, col] = T[row, 0] * J[col] + T[row, 1] * J[3 + col] + T[row, 2] * J[6 + col]
+                R[i, row, col] = (T[row, 0] * J[col] + T[row, 1] * J[3 + col]
+                                  + T[row, 2] * J[6 + col])
         if lam[i] >= 0:                            # R_i = R_lambda(i) R_tree,i J_i
             P = R[lam[i]]
             for col in range(3):
@@ -65,7 +66,7 @@ def kinematics(model, data, q):
 
 @njit
 def _joint_rotation(a, q, prismatic):
-    """Return J(q) = 1 + sin q [a x] + (1 - cos q) [a x]^2 row by row (Rodrigues); 1 if prismatic."""
+    """Return J(q) = 1 + sin q [a x] + (1 - cos q) [a x]^2 by rows (Rodrigues); 1: prismatic."""
     if prismatic:
         return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
     s, c = math.sin(q), math.cos(q)

@@ -66,7 +66,7 @@ class Kinematics(NamedTuple):
 
     @property
     def p_C(self) -> np.ndarray:
-        """p_i with the twist referred to C_i: [e_i; e_i x d_i] or [0; e_i] (000 eq. 12)."""
+        """Return p_i with the twist at C_i: [e_i; e_i x d_i] or [0; e_i] (000 eq. 12)."""
         lin = np.where(self.prismatic[:, None], self.e, np.cross(self.e, self.d))
         ang = np.where(self.prismatic[:, None], 0.0, self.e)
         return np.concatenate((ang, lin), axis=-1)
@@ -469,7 +469,8 @@ class Robot:
             parent = self.model.ints[0]
             c = np.flatnonzero(parent >= 0)
             psi_abs = np.abs(psi[c])
-            r_abs = np.abs(r[c])                     # |B_c^T| |psi_c| = [|psi_w| + |[r x]| |psi_v|; |psi_v|]
+            # |B_c^T| |psi_c| = [|psi_w| + |[r x]| |psi_v|; |psi_v|]
+            r_abs = np.abs(r[c])
             moved = psi_abs.copy()
             moved[:, 0] += r_abs[:, 1] * psi_abs[:, 5] + r_abs[:, 2] * psi_abs[:, 4]
             moved[:, 1] += r_abs[:, 2] * psi_abs[:, 3] + r_abs[:, 0] * psi_abs[:, 5]
@@ -573,7 +574,8 @@ def load_urdf(path_or_xml, base_link: Optional[str] = None, tip_link: Optional[s
     ``tip_link`` the whole tree below ``base_link`` is loaded: every movable joint is a
     body, fixed joints are merged, and mimic joints follow their leaders.  With
     ``tip_link``, the chain from base to tip; ``side_branches``: ``"lock"`` keeps links
-    off that path rigidly at ``locked_positions`` (default 0), ``"drop"`` discards them.  ``gravity`` is in the base-link frame.  A chain of
+    off that path rigidly at ``locked_positions`` (default 0), ``"drop"`` discards them.
+    ``gravity`` is in the base-link frame.  A chain of
     more than ``max_dof`` joints raises ValueError before the model is built.
     """
     chain = build_chain(path_or_xml, base_link=base_link, tip_link=tip_link,

@@ -26,7 +26,7 @@ njit_inline = numba.njit(cache=True, error_model='numpy', fastmath=True, inline=
 
 @njit_inline
 def cross(a, b, out):
-    """out = a x b for 3-vectors."""
+    """Write a x b for 3-vectors into out."""
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
@@ -43,7 +43,7 @@ def dot(a, b):
 
 @njit_inline
 def matvec(X, s, out):
-    """out = X s for a square X."""
+    """Write X s into out, for a square X."""
     for i in range(X.shape[0]):
         acc = 0.0
         for j in range(X.shape[1]):
@@ -53,7 +53,7 @@ def matvec(X, s, out):
 
 @njit_inline
 def twist_to_child(r, t, out):
-    """out = B t = [w; v + w x r]: the twist at O_lambda moved to O_i (000 eq. 11)."""
+    """Write B t = [w; v + w x r] into out: the twist at O_lambda moved to O_i (000 eq. 11)."""
     out[0], out[1], out[2] = t[0], t[1], t[2]
     out[3] = t[3] + t[1] * r[2] - t[2] * r[1]
     out[4] = t[4] + t[2] * r[0] - t[0] * r[2]
@@ -62,7 +62,7 @@ def twist_to_child(r, t, out):
 
 @njit_inline
 def wrench_to_parent(r, f, out):
-    """out += B^T f = [n + r x f; f]: a wrench at O_i moved to O_lambda (000 eq. 18)."""
+    """Add B^T f = [n + r x f; f] to out: a wrench at O_i moved to O_lambda (000 eq. 18)."""
     out[0] += f[0] + r[1] * f[5] - r[2] * f[4]
     out[1] += f[1] + r[2] * f[3] - r[0] * f[5]
     out[2] += f[2] + r[0] * f[4] - r[1] * f[3]
@@ -74,7 +74,7 @@ def wrench_to_parent(r, f, out):
 @njit_inline
 def inertia_to_parent(r, X, out):
     """
-    out += B^T X B for a symmetric 6x6 X at O_i, moved to O_lambda (000 eq. 21).
+    Add B^T X B to out, for a symmetric 6x6 X at O_i moved to O_lambda (000 eq. 21).
 
     With X = [[A, H], [H^T, D]] and R = [r x]: B^T X B = [[A + R H^T - K R, K],
     [K^T, D]], K = H + R D.
@@ -103,7 +103,7 @@ def _h_plus_rd(r, X, i, j):
 
 @njit_inline
 def add_motion_cross(t, s, c, out):
-    """out += c (t x s), t x s = [w x s_w; w x s_v + v x s_w]: the rate of a twist s carried by t."""
+    """Add c (t x s) to out: t x s = [w x s_w; w x s_v + v x s_w], a twist s carried by t."""
     w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
     a0, a1, a2, l0, l1, l2 = s[0], s[1], s[2], s[3], s[4], s[5]
     out[0] += c * (w1 * a2 - w2 * a1)
@@ -116,7 +116,7 @@ def add_motion_cross(t, s, c, out):
 
 @njit_inline
 def force_cross(t, f, out):
-    """out = t x* f = [w x n + v x f; w x f] (000 eq. 17's W_i M_i t_i); out may be f."""
+    """Write t x* f = [w x n + v x f; w x f] into out (000 eq. 17's W_i M_i t_i); out may be f."""
     w0, w1, w2, v0, v1, v2 = t[0], t[1], t[2], t[3], t[4], t[5]
     n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
     out[0] = w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
@@ -129,7 +129,7 @@ def force_cross(t, f, out):
 
 @njit_inline
 def add_matvec(X, s, out):
-    """out += X s for a square X."""
+    """Add X s to out, for a square X."""
     for i in range(X.shape[0]):
         acc = 0.0
         for j in range(X.shape[1]):
@@ -139,7 +139,7 @@ def add_matvec(X, s, out):
 
 @njit_inline
 def move_wrench(r, f):
-    """f <- B^T f = [n + r x f; f], in place: a wrench at O_i moved to O_lambda(i)."""
+    """Move a wrench f at O_i to O_lambda(i) in place: f <- B^T f = [n + r x f; f]."""
     f[0] += r[1] * f[5] - r[2] * f[4]
     f[1] += r[2] * f[3] - r[0] * f[5]
     f[2] += r[0] * f[4] - r[1] * f[3]

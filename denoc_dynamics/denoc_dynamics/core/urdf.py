@@ -4,10 +4,9 @@ URDF to kinematic tree: the model that every DeNOC algorithm reads.
 The URDF is read by :mod:`.urdf_xml` (a safe, validating reader; meshes are never
 loaded).  Its movable joints (revolute, continuous, prismatic) become the bodies
 k = 0..n-1 of a fixed-base kinematic tree, each with the index ``parent[k] < k`` of
-the body it hangs from (-1: the base), after the "URDF conventions" of the project's
-algorithm notes (Saha, "Dynamics of serial multibody systems using the decoupled
-natural orthogonal complement matrices", 1999; for trees Shah, Saha and Dutt,
-"Dynamics of Tree-Type Robotic Systems", 2013):
+the body it hangs from (-1: the base), as Pinocchio and KDL read a URDF (the tree
+form of the DeNOC recursions: Shah, Saha and Dutt, "Dynamics of Tree-Type Robotic
+Systems", 2013):
 
 * with no ``tip_link``, every movable joint below ``base_link`` (the root by
   default) is a body, numbered depth first with the children of each link taken in
@@ -67,6 +66,10 @@ TRIANGLE_WARN = 1e-3
 #: ``ixx="-5.42101e-20"`` (iCub's ``r_hip_2``) is zero.  Twice it is then also the
 #: least excess over the triangle inequality that rounding can make.
 PSD_TOLERANCE = 1e-12
+
+
+#: What ``side_branches`` may say of the links off the base-tip path.
+SIDE_BRANCHES = ('lock', 'drop')
 
 
 class URDFWarning(UserWarning):
@@ -206,7 +209,7 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
                            tip_link: Optional[str] = None, side_branches: str = 'lock',
                            locked_positions: Optional[Dict[str, float]] = None) -> Chain:
     """Fold a parsed URDF into the tree below ``base_link``, or the chain to ``tip_link``."""
-    if side_branches not in ('lock', 'drop'):
+    if side_branches not in SIDE_BRANCHES:
         raise ValueError(f"side_branches must be 'lock' or 'drop', not {side_branches!r}")
     tree = _Tree(robot)
     base_link, tip_link = tree.ends(base_link, tip_link)

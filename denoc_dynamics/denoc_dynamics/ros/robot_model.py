@@ -146,5 +146,7 @@ class RobotModelSource(DescriptionSource):
         self._on_model(robot, source)
         self._node.get_logger().info(
             f'robot model from {source}: {robot.chain.name!r}, {robot.n} joints '
-            f'{robot.joint_names} ({robot.chain.base_link} -> {robot.chain.tip_link})')
+            f'{robot.joint_names} ({robot.chain.base_link} -> '
+            f'{robot.chain.tip_link or "the whole tree"}'
+            + (f'; mimic joints {sorted(robot.mimic_joints)})' if robot.mimic_joints else ')'))
         return robot

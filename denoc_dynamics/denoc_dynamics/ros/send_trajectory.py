@@ -10,9 +10,14 @@ joint of ``--joints``); ``--velocities`` / ``--accelerations`` take the same for
     send_trajectory --joints joint1,joint4 --point 3:0.8,-1.6 --point 6:0,-1.2
 
 It waits for the controller to subscribe, publishes, and then reads the
-controller's ``controller_state`` counters to say whether the trajectory was
+controller's ``~/status`` counters to say whether the trajectory was
 accepted (exit code 0) or rejected (exit code 1; the reason is in the controller's
 log).  Exit code 2: bad arguments or no controller within ``--timeout``.
+
+With ``--action`` it sends the trajectory as a control_msgs/FollowJointTrajectory
+goal instead (to ``follow_joint_trajectory`` next to the topic, as MoveIt does; what
+``ros2 action send_goal`` does on a ROS install), waits for its end and prints the
+result: exit code 0 if SUCCESSFUL, 1 with the error code and string otherwise.
 """
 
 import argparse
@@ -56,6 +61,8 @@ def parse_args(argv):
                         help='accelerations of the point at TIME')
     parser.add_argument('--topic', default=DEFAULT_TOPIC,
                         help=f"the controller's trajectory topic (default {DEFAULT_TOPIC})")
+    parser.add_argument('--action', action='store_true',
+                        help='send a FollowJointTrajectory goal and wait for its result')
     parser.add_argument('--timeout', type=float, default=10.0,
                         help='seconds to wait for the controller (default 10)')
     args = parser.parse_args(argv)
@@ -73,8 +80,8 @@ def parse_args(argv):
 
 
 def state_topic(trajectory_topic):
-    """Return the controller_state topic next to a controller's joint_trajectory topic."""
-    return trajectory_topic.rsplit('/', 1)[0] + '/controller_state'
+    """Return the status topic next to a controller's joint_trajectory topic."""
+    return trajectory_topic.rsplit('/', 1)[0] + '/status'
 
 
 def send(node, executor, msg, topic, timeout):
@@ -102,7 +109,43 @@ def send(node, executor, msg, topic, timeout):
             return 'rejected'
         if latest.trajectories_accepted > before.trajectories_accepted:
             return 'accepted'
-    return 'sent (no answer on the controller state)'
+    return 'sent (no answer on the controller status)'
+
+
+def send_goal(node, executor, msg, topic, timeout):
+    """Send ``msg`` as a FollowJointTrajectory goal; return (exit code, what happened)."""
+    try:
+        from control_msgs.action import FollowJointTrajectory
+        from rclpy.action import ActionClient
+    except ImportError as exc:
+        return 2, f'no control_msgs ({exc}): send without --action'
+    name = topic.rsplit('/', 1)[0] + '/follow_joint_trajectory'
+    client = ActionClient(node, FollowJointTrajectory, name)
+
+    def wait(predicate, seconds):
+        deadline = time.monotonic() + seconds
+        while not predicate():
+            if time.monotonic() > deadline:
+                return False
+            executor.spin_once(timeout_sec=0.05)
+        return True
+
+    if not wait(client.server_is_ready, timeout):
+        return 2, f'no action server {name} within {timeout:g} s'
+    future = client.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
+    if not wait(future.done, timeout) or not future.result().accepted:
+        return 1, f'goal not accepted by {name}'
+    last = msg.points[-1].time_from_start
+    result = future.result().get_result_async()
+    if not wait(result.done, timeout + 1.1 * (last.sec + 1e-9 * last.nanosec) + 0.5):
+        return 1, f'no result from {name}'
+    codes = {value: key for key, value in vars(FollowJointTrajectory.Result).items()
+             if key.isupper() and isinstance(value, int)}
+    answer = result.result().result
+    text = f'goal {codes.get(answer.error_code, answer.error_code)} on {name}'
+    if answer.error_string:
+        text += f': {answer.error_string}'
+    return (0 if answer.error_code == FollowJointTrajectory.Result.SUCCESSFUL else 1), text
 
 
 def main(argv=None):
@@ -116,13 +159,21 @@ def main(argv=None):
         node = rclpy.create_node('send_trajectory')
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        result = send(node, executor, msg, args.topic, args.timeout)
+        if args.action:
+            code, result = send_goal(node, executor, msg, args.topic, args.timeout)
+        else:
+            code = None
+            result = send(node, executor, msg, args.topic, args.timeout)
     except KeyboardInterrupt:
         return 130
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+    if code is not None:
+        print(f'send_trajectory: {len(msg.points)} point(s) for {args.joint_names}: {result}',
+              flush=True)
+        return code
     print(f'send_trajectory: {len(msg.points)} point(s) for {args.joint_names} on '
           f'{args.topic}: {result}', flush=True)
     if result == 'rejected':

@@ -47,6 +47,7 @@ from rclpy.parameter import Parameter
 from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
+from .launch_support import friction_velocity_parameters
 from .node_main import RosSession
 from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
@@ -230,10 +231,10 @@ def main(argv=None):
                 session.add(DynamicsNode(parameter_overrides=overrides))
             if args.demo and not session.signals.requested:
                 # the controller's friction model: the simulated arm's own regularization
-                friction = [Parameter(f'gains.{name}.friction_velocity',
-                                      Parameter.Type.DOUBLE, float(v))
-                            for name, v in zip(sim.model.robot.joint_names,
-                                               sim.sim.friction_velocity)]
+                friction = [Parameter(name, Parameter.Type.DOUBLE, value)
+                            for name, value in friction_velocity_parameters(
+                                sim.model.robot.joint_names,
+                                sim.sim.friction_velocity).items()]
                 controller = session.add(
                     TrajectoryController(parameter_overrides=overrides + friction))
                 DemoLoop(controller, sim.initial_positions)

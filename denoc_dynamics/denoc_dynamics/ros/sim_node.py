@@ -233,7 +233,14 @@ class SimNode(Node):
             self.sim = sim
             self.commands = commands
             self.joint_commands = joint_commands
-            self._js_msg = JointState(name=robot.joint_names)
+            # joint_states carries the mimic joints too, after the coordinates, as
+            # joint_state_publisher does: q_m = a q_leader + b, qd_m = a qd_leader
+            mimic = robot.mimic_joints
+            self._mimic = (np.array([robot.joint_names.index(leader)
+                                     for leader, _, _ in mimic.values()], dtype=int),
+                           np.array([a for _, a, _ in mimic.values()]),
+                           np.array([b for _, _, b in mimic.values()]))
+            self._js_msg = JointState(name=robot.joint_names + list(mimic))
             if self.runner is None:
                 self.runner = SimulationRunner(
                     sim, self.publish_rate, self.real_time_factor, self._publish, self.lock,
@@ -326,9 +333,15 @@ class SimNode(Node):
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
-        msg.position = snapshot.q.tolist()
-        msg.velocity = snapshot.qd.tolist()
-        msg.effort = snapshot.effort.tolist()
+        leader, a, b = self._mimic
+        if len(leader):
+            msg.position = np.concatenate((snapshot.q, a * snapshot.q[leader] + b)).tolist()
+            msg.velocity = np.concatenate((snapshot.qd, a * snapshot.qd[leader])).tolist()
+            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(leader)))).tolist()
+        else:
+            msg.position = snapshot.q.tolist()
+            msg.velocity = snapshot.qd.tolist()
+            msg.effort = snapshot.effort.tolist()
         self.js_pub.publish(msg)
         if self.robot_js_pub is not None:
             self.robot_js_pub.publish(msg)

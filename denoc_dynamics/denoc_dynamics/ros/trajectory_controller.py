@@ -1,43 +1,73 @@
 """
 trajectory_controller: make an effort-controlled arm (or the sim) follow trajectories.
 
-The topic interface of ros2_control's joint_trajectory_controller, with computed
-torque through the DeNOC core as the control law (:mod:`denoc_dynamics.trajectory`,
+The interfaces of ros2_control's joint_trajectory_controller (the topic, the
+FollowJointTrajectory action MoveIt uses, ``~/query_state``), with computed torque
+through the DeNOC core as the control law (:mod:`denoc_dynamics.trajectory`,
 :mod:`denoc_dynamics.computed_torque`).
 
 Subscribes
   ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory): joints mapped by name (a
-  subset holds the others); linear, cubic or quintic interpolation as the points give
-  positions, velocities, accelerations; ``header.stamp`` zero starts now.  A new
-  trajectory replaces the current one, starting from the current reference.  The
-  controller's time is that of the joint states' stamps (see :meth:`now`).  A bad
-  one (unknown or duplicate joints, non-increasing times, NaN, positions outside the
-  limits, wrong array lengths) is rejected, counted and logged; nothing moves.
+  subset holds the others if ``allow_partial_joints_goal``); linear, cubic or quintic
+  interpolation as the points give positions, velocities, accelerations;
+  ``header.stamp`` zero starts now.  A new trajectory (or goal) replaces the current
+  one, starting from the current reference, and preempts a running goal.  The
+  controller's time is that of the joint states' stamps (see :meth:`now`).  A bad one
+  (unknown or duplicate joints, non-increasing, negative or too late times, NaN or
+  Inf, positions outside the limits, segments faster than the velocity limits, wrong
+  array lengths, too many points, or an end before now with a non-zero stamp) is
+  rejected, counted and logged (throttled); nothing moves.  One received before the
+  first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
   gives one effort command, computed at its stamp.
 
 Publishes
   ``effort_commands`` (std_msgs/Float64MultiArray), in the order of the ``joints``
   parameter (default: chain order): tau = M(q) (qdd_d + K_d e' + K_p e) + b(q, qd),
-  plus the URDF joint friction at the desired velocity if ``friction_compensation``,
-  clamped to the URDF effort limits.  With no trajectory it holds the first position it measured.
-  ``~/controller_state`` (denoc_dynamics_interfaces/TrajectoryControllerState): the
-  reference, the measured state, the error and the efforts, for every command.
+  plus the URDF joint friction at qd_d + friction_feedback e if
+  ``friction_compensation``, clamped to the URDF effort limits.  With no trajectory it
+  holds the first position it measured.
+  ``~/controller_state``: control_msgs/JointTrajectoryControllerState where
+  control_msgs is installed (reference, feedback, error, output = the efforts), else
+  denoc_dynamics_interfaces/TrajectoryControllerState; one per command.
+  ``~/status`` (denoc_dynamics_interfaces/TrajectoryControllerState): the same, plus
+  whether a trajectory is running and the counts of accepted and rejected ones.
+
+Action (where control_msgs is installed)
+  ``~/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory), as
+  joint_trajectory_controller: the goal is checked as a topic trajectory is, and a bad
+  one ends aborted with ``error_code`` INVALID_JOINTS (unknown, duplicate or missing
+  joints), OLD_HEADER_TIMESTAMP or INVALID_GOAL, and an ``error_string`` saying why.
+  ``path_tolerance``, ``goal_tolerance`` and ``goal_time_tolerance`` override the
+  ``constraints`` parameters per joint: 0 keeps the parameter, -1 removes the limit.
+  While moving, an error beyond the path tolerance aborts with
+  PATH_TOLERANCE_VIOLATED; after the last point the goal succeeds once every joint is
+  within its goal tolerance and slower than ``constraints.stopped_velocity_tolerance``,
+  or aborts with GOAL_TOLERANCE_VIOLATED once ``goal_time_tolerance`` has passed
+  (0: waits).  After an abort or a cancel the arm holds where it is.  Feedback
+  (desired, actual, error, index of the next point) comes with every command.  A new
+  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).
+Service (where control_msgs is installed)
+  ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
+  the running trajectory.
 
 Gains are per joint: ``gains.<joint>.kp`` [1/s^2], ``gains.<joint>.kd`` [1/s] and
-``gains.<joint>.friction_velocity`` [rad/s], declared when the model is loaded, with
-the defaults ``kp``, ``kd`` and ``friction_velocity``.  The robot model comes from the
-``robot_description`` parameter, ``urdf_path`` or the ``robot_description`` topic, as
-for the other nodes.
+``gains.<joint>.friction_velocity`` [rad/s], and tolerances
+``constraints.<joint>.trajectory`` and ``constraints.<joint>.goal`` [rad], declared
+when the model is loaded.  The robot model comes from the ``robot_description``
+parameter, ``urdf_path`` or the ``robot_description`` topic, as for the other nodes.
 """
 
+import math
 import sys
+import time
 
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -54,6 +84,15 @@ from ..trajectory import check_trajectory
 from ..trajectory import Trajectory
 from ..trajectory import TrajectoryError
 from ..trajectory import TrajectoryPoint
+
+#: The reasons (TrajectoryError.reason) that joint_trajectory_controller answers with
+#: INVALID_JOINTS; OLD_HEADER is OLD_HEADER_TIMESTAMP; every other one INVALID_GOAL.
+JOINT_REASONS = ('unknown joint', 'duplicate joint', 'partial joints')
+OLD_HEADER = 'old header timestamp'
+
+#: At most one INFO line about accepted trajectories every this many seconds; the
+#: ones in between are counted and summarized in the next line.
+ACCEPT_LOG_PERIOD = 5.0
 
 
 def seconds(stamp) -> float:
@@ -85,6 +124,111 @@ def trajectory_msg(joint_names, points) -> JointTrajectory:
     return msg
 
 
+def control_msgs_interfaces():
+    """Return (FollowJointTrajectory, JointTrajectoryControllerState, QueryTrajectoryState)."""
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTrajectoryControllerState
+    from control_msgs.srv import QueryTrajectoryState
+    return FollowJointTrajectory, JointTrajectoryControllerState, QueryTrajectoryState
+
+
+def resolve_tolerance(default: float, value: float, what: str) -> float:
+    """
+    Return the tolerance a goal asks for: ``value`` > 0, or ``default`` if 0, or 0 if -1.
+
+    0 in the result means no limit (control_msgs/JointTolerance); any other negative
+    value or a NaN raises TrajectoryError.
+    """
+    if value > 0.0 and math.isfinite(value):
+        return float(value)
+    if value == 0.0:
+        return default
+    if abs(value + 1.0) < 1e-6:
+        return 0.0
+    raise TrajectoryError('tolerance', f'{what} {value!r}: a tolerance is > 0, 0 (the '
+                                       'default) or -1 (no limit)')
+
+
+class Tolerances:
+    """Path and goal tolerances (n, 2) [position, velocity] per joint, goal time [s]."""
+
+    def __init__(self, path, goal, goal_time: float):
+        """Take the arrays (0: no limit) and the goal time tolerance (0: no limit)."""
+        self.path = np.asarray(path, dtype=float)
+        self.goal = np.asarray(goal, dtype=float)
+        self.goal_time = float(goal_time)
+
+    @staticmethod
+    def violations(limits, error) -> np.ndarray:
+        """Return a mask of the limits (> 0) that ``error`` (n, 2) exceeds."""
+        return (limits > 0.0) & (np.abs(error) > limits)
+
+    def from_goal(self, goal, joint_names):
+        """Return the tolerances of an action goal over these defaults; TrajectoryError."""
+        index = {name: i for i, name in enumerate(joint_names)}
+        path, result = self.path.copy(), self.goal.copy()
+        for field, table in (('path_tolerance', path), ('goal_tolerance', result)):
+            for item in getattr(goal, field):
+                if item.name not in index:
+                    raise TrajectoryError('unknown joint', f'{field}: joint {item.name!r} is '
+                                                           f'not in the chain')
+                i = index[item.name]
+                for column, value in enumerate((item.position, item.velocity)):
+                    table[i, column] = resolve_tolerance(table[i, column], value,
+                                                         f'{field} of {item.name}')
+        goal_time = resolve_tolerance(self.goal_time, seconds(goal.goal_time_tolerance),
+                                      'goal_time_tolerance')
+        return Tolerances(path, result, goal_time)
+
+
+class ActiveGoal:
+    """A FollowJointTrajectory goal being executed: its handle, tolerances and result."""
+
+    def __init__(self, handle, tolerances, result_type, point_times):
+        """Keep the goal ``handle``; ``point_times`` are its points' absolute times."""
+        self.handle = handle
+        self.tolerances = tolerances
+        self.result_type = result_type
+        self.point_times = np.asarray(point_times, dtype=float)
+        self.future = Future()
+        self.first_sample = True
+
+    @property
+    def done(self) -> bool:
+        """Return True once the goal has its result."""
+        return self.future.done()
+
+    def finish(self, state: str, code: int, text: str):
+        """End the goal: ``state`` 'succeed', 'abort' or 'canceled', with its result."""
+        if self.done:
+            return
+        getattr(self.handle, state)()
+        self.future.set_result(self.result_type(error_code=code, error_string=text))
+
+
+class AcceptLog:
+    """One INFO line per accepted trajectory at most every ACCEPT_LOG_PERIOD, summarized."""
+
+    def __init__(self, logger, clock=time.monotonic):
+        """Log to ``logger``."""
+        self._logger = logger
+        self._clock = clock
+        self._last = -math.inf
+        self._skipped = 0
+
+    def __call__(self, text: str):
+        """Log ``text``, or count it if a line was logged less than a period ago."""
+        now = self._clock()
+        if now - self._last < ACCEPT_LOG_PERIOD:
+            self._skipped += 1
+            return
+        if self._skipped:
+            text += f' ({self._skipped} more accepted in the last {now - self._last:.0f} s)'
+        self._logger.info(text)
+        self._last = now
+        self._skipped = 0
+
+
 class TrajectoryController(Node):
     """Computed-torque trajectory tracking; add it to an executor and spin."""
 
@@ -107,13 +251,46 @@ class TrajectoryController(Node):
         self.friction_compensation = declare(
             self, 'friction_compensation', Parameter.Type.BOOL, True,
             'add the URDF joint friction (<dynamics damping friction>) at the desired '
-            'velocity as a feedforward', rd)
+            'velocity plus friction_feedback times the position error', rd)
         self.default_friction_velocity = declare(
             self, 'friction_velocity', Parameter.Type.DOUBLE, 0.05,
             'regularization v_eps [rad/s] of the Coulomb friction friction*tanh(qd/v_eps) '
             'of every joint without gains.<joint>.friction_velocity', rd, min_value=1e-9)
+        self.friction_feedback = declare(
+            self, 'friction_feedback', Parameter.Type.DOUBLE, 15.0,
+            'lambda [1/s]: the friction compensation is evaluated at qd_d + lambda (q_d - q), '
+            'which brings light joints with much friction to rest on the goal; 0: at qd_d',
+            rd, min_value=0.0)
+        self.friction_scale = declare(
+            self, 'friction_scale', Parameter.Type.DOUBLE, 1.0,
+            'factor on the URDF damping and friction in the compensation (1: as the URDF '
+            'says)', rd, min_value=0.0)
+        self.allow_partial = declare(
+            self, 'allow_partial_joints_goal', Parameter.Type.BOOL, False,
+            'accept trajectories and goals for a subset of the joints (the others hold), '
+            'as joint_trajectory_controller', rd)
+        self.state_timeout = declare(
+            self, 'joint_state_timeout', Parameter.Type.DOUBLE, 2.0,
+            'a trajectory or goal received before the first joint state waits this long '
+            '[s] for one, then starts from it; later it is rejected', rd, min_value=0.0)
+        self.max_points = declare(
+            self, 'max_points', Parameter.Type.INTEGER, 5000,
+            'trajectories with more points are rejected', rd, min_value=1)
+        self.max_duration = declare(
+            self, 'max_duration', Parameter.Type.DOUBLE, 3600.0,
+            'trajectories with a time_from_start later than this [s] are rejected', rd,
+            min_value=0.0)
+        self.stopped_velocity = declare(
+            self, 'constraints.stopped_velocity_tolerance', Parameter.Type.DOUBLE, 0.01,
+            'a goal succeeds only with every joint slower than this [rad/s] (0: no check)',
+            rd, min_value=0.0)
+        self.goal_time = declare(
+            self, 'constraints.goal_time', Parameter.Type.DOUBLE, 0.0,
+            'time [s] after the last point to get within the goal tolerances before the '
+            'goal aborts; 0: no limit', rd, min_value=0.0)
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
+        self.log_accepted = AcceptLog(self.get_logger())
         self.accepted = 0
         self.law = None
         self.states = None
@@ -122,47 +299,87 @@ class TrajectoryController(Node):
         self.active = False           # following a received trajectory (not holding)
         self.source = None            # who sent the current trajectory ('topic', ...)
         self.latest_time = None       # stamp of the latest joint state [s]
+        self.latest_state = None      # (q, qd) of the latest joint state
+        self.goal = None              # the ActiveGoal being executed
+        self.pending = None           # (msg, source, goal, deadline) waiting for a state
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
-        self.state_pub = self.create_publisher(
-            TrajectoryControllerState, '~/controller_state', 10)
+        self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
+        self._setup_control_msgs()
         self.model = RobotModelSource(self, self._set_model)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state,
                                  qos_profile_sensor_data)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
+        self.create_timer(0.05, self._expire_pending)
+
+    def _setup_control_msgs(self):
+        """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
+        try:
+            action, state, query = control_msgs_interfaces()
+            from rclpy.action import ActionServer
+            from rclpy.action import CancelResponse
+            from rclpy.action import GoalResponse
+        except ImportError as exc:
+            self.action = self.action_server = None
+            self.state_pub = self.create_publisher(
+                TrajectoryControllerState, '~/controller_state', 10)
+            self.get_logger().info(
+                f'control_msgs is not installed ({exc}): no ~/follow_joint_trajectory action, '
+                'no ~/query_state; ~/controller_state is '
+                'denoc_dynamics_interfaces/TrajectoryControllerState')
+            return
+        self.action = action
+        self.state_pub = self.create_publisher(state, '~/controller_state', 10)
+        self._control_state_type = state
+        self.action_server = ActionServer(
+            self, action, '~/follow_joint_trajectory', self._execute,
+            goal_callback=lambda goal: GoalResponse.ACCEPT,
+            cancel_callback=lambda handle: CancelResponse.ACCEPT)
+        self.create_service(query, '~/query_state', self._query_state)
 
     # --- model -----------------------------------------------------------------------
+    def _per_joint(self, robot, prefix, key, default, unit, min_value):
+        values = []
+        for joint in robot.joint_names:
+            name = f'{prefix}.{joint}.{key}'
+            if self.has_parameter(name):
+                values.append(self.get_parameter(name).value)
+            else:
+                values.append(declare(self, name, Parameter.Type.DOUBLE, float(default),
+                                      f'{key} [{unit}] of joint {joint}', True,
+                                      min_value=min_value))
+        return np.array(values, dtype=float)
+
     def _set_model(self, robot, source):
-        gains = {}
-        for key, default, unit in (('kp', self.default_kp, '1/s^2'),
-                                   ('kd', self.default_kd, '1/s'),
-                                   ('friction_velocity', self.default_friction_velocity,
-                                    'rad/s')):
-            values = []
-            for joint in robot.joint_names:
-                name = f'gains.{joint}.{key}'
-                if self.has_parameter(name):
-                    values.append(self.get_parameter(name).value)
-                else:
-                    values.append(declare(self, name, Parameter.Type.DOUBLE, float(default),
-                                          f'{key} [{unit}] of joint {joint}', True,
-                                          min_value=1e-9 if key == 'friction_velocity'
-                                          else 0.0))
-            gains[key] = np.array(values, dtype=float)
+        gains = {key: self._per_joint(robot, 'gains', key, default, unit, minimum)
+                 for key, default, unit, minimum in (
+                     ('kp', self.default_kp, '1/s^2', 0.0), ('kd', self.default_kd, '1/s', 0.0),
+                     ('friction_velocity', self.default_friction_velocity, 'rad/s', 1e-9))}
+        path = self._per_joint(robot, 'constraints', 'trajectory', 0.0,
+                               'rad, largest error while moving; 0: no limit', 0.0)
+        goal = self._per_joint(robot, 'constraints', 'goal', 0.0,
+                               'rad, largest error at the goal; 0: no limit', 0.0)
+        n = robot.n
+        self.default_tolerances = Tolerances(
+            np.column_stack([path, np.zeros(n)]),
+            np.column_stack([goal, np.full(n, self.stopped_velocity)]), self.goal_time)
         law = ComputedTorque(robot, gains['kp'], gains['kd'], self.friction_compensation,
-                             gains['friction_velocity'])
+                             gains['friction_velocity'], self.friction_feedback,
+                             self.friction_scale)
         index = {name: i for i, name in enumerate(robot.joint_names)}
         order = list(self.joints_param) or robot.joint_names
         self.law = law
         self.states = JointStateReader(robot.joint_names)
         self._order = np.array([index.get(name, -1) for name in order], dtype=int)
-        self._state_msg = TrajectoryControllerState(joint_names=robot.joint_names)
+        self._status_msg = TrajectoryControllerState(joint_names=robot.joint_names)
         self._effort_msg = Float64MultiArray()
         self.trajectory = None
         self.active = False
         self.get_logger().info(
             f'computed torque on {robot.n} joints: kp {gains["kp"].tolist()}, kd '
             f'{gains["kd"].tolist()}, friction compensation '
-            f'{"on" if self.friction_compensation else "off"}')
+            f'{"on" if self.friction_compensation else "off"} (friction_velocity '
+            f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
+            f'{self.friction_feedback:g}, friction_scale {self.friction_scale:g})')
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -187,33 +404,192 @@ class TrajectoryController(Node):
     def _on_trajectory(self, msg):
         self.follow(msg, 'topic')
 
-    def follow(self, msg, source='topic') -> bool:
-        """Check ``msg`` (JointTrajectory) and follow it; return whether it was accepted."""
+    def follow(self, msg, source='topic', goal_handle=None):
+        """
+        Check ``msg`` (JointTrajectory) and follow it.
+
+        Return True (accepted), False (rejected) or None (waiting for the first joint
+        state).  With ``goal_handle`` (an action goal), return the ActiveGoal instead
+        of True; a rejected goal is aborted here with its error code.
+        """
         try:
             if self.law is None:
                 raise TrajectoryError('no model', 'no robot model yet')
-            if self.trajectory is None:
-                raise TrajectoryError('no state', 'no joint state received yet: the '
-                                                  'trajectory would have nowhere to start')
+            tolerances = None
+            if goal_handle is not None:
+                if goal_handle.request.multi_dof_trajectory.points:
+                    raise TrajectoryError('multi-dof', 'multi_dof_trajectory is not supported')
+                tolerances = self.default_tolerances.from_goal(goal_handle.request,
+                                                               self.law.robot.joint_names)
             joints = self.law.robot.joints
             checked = check_trajectory(self.law.robot.joint_names, joints.lower, joints.upper,
-                                       msg.joint_names, points_of(msg))
+                                       msg.joint_names, points_of(msg), self.max_points,
+                                       self.max_duration, self.allow_partial)
+            if self.trajectory is None:
+                return self._wait_for_state(msg, source, goal_handle)
+            now = self.now()
+            start = seconds(msg.header.stamp) or now
+            if start + checked.times[-1] < now:
+                raise TrajectoryError(OLD_HEADER, f'the trajectory ended '
+                                                  f'{now - start - checked.times[-1]:.3f} s '
+                                                  'ago (header.stamp + the last '
+                                                  'time_from_start is before now)')
+            reference = self.trajectory.sample(now)
+            trajectory = Trajectory.from_checked(checked, start, now, reference)
+            trajectory.check_velocity(joints.velocity, self.law.robot.joint_names)
         except TrajectoryError as exc:
-            self.rejections.add(exc)  # logs 'rejected joint trajectory (reason): detail'
+            self.rejections.add(TrajectoryError(exc.reason, f'{source}: {exc.detail}'))
+            if goal_handle is not None:
+                return self._abort_rejected(goal_handle, exc)
             return False
-        now = self.now()
-        start = seconds(msg.header.stamp) or now
-        reference = self.trajectory.sample(now)
-        self.trajectory = Trajectory.from_checked(checked, start, now, reference)
+        self._preempt(f'preempted by a new {"goal" if goal_handle is not None else source}')
+        self.trajectory = trajectory
         self.trajectory_start = start
         self.active = True
         self.source = source
         self.accepted += 1
-        self.get_logger().info(
-            f'trajectory accepted ({source}): {len(msg.points)} points for '
-            f'{list(msg.joint_names)}, ends in {self.trajectory.end_time - now:.3f} s')
-        return True
+        self.log_accepted(f'trajectory accepted ({source}): {len(msg.points)} points for '
+                          f'{list(msg.joint_names)}, ends in {trajectory.end_time - now:.3f} s')
+        if goal_handle is None:
+            return True
+        self.goal = ActiveGoal(goal_handle, tolerances, self.action.Result,
+                               start + checked.times)
+        return self.goal
 
+    def _abort_rejected(self, goal_handle, exc):
+        result = self.action.Result
+        code = (result.INVALID_JOINTS if exc.reason in JOINT_REASONS
+                else result.OLD_HEADER_TIMESTAMP if exc.reason == OLD_HEADER
+                else result.INVALID_GOAL)
+        goal = ActiveGoal(goal_handle, None, result, [])
+        goal.finish('abort', code, f'{exc.reason}: {exc.detail}')
+        return goal
+
+    def _preempt(self, why: str):
+        """Abort the running goal (INVALID_GOAL, as joint_trajectory_controller does)."""
+        if self.goal is not None and not self.goal.done:
+            self.goal.finish('abort', self.action.Result.INVALID_GOAL, why)
+        self.goal = None
+
+    def _wait_for_state(self, msg, source, goal_handle):
+        """Keep ``msg`` until the first joint state (a later one replaces it)."""
+        if self.pending is not None:
+            self._drop_pending(f'replaced by a newer {source} trajectory before the first '
+                               'joint state')
+        goal = None
+        if goal_handle is not None:
+            goal = ActiveGoal(goal_handle, None, self.action.Result, [])
+        self.pending = (msg, source, goal, time.monotonic() + self.state_timeout)
+        self.get_logger().info(f'trajectory ({source}) received before the first joint '
+                               f'state: waiting up to {self.state_timeout:g} s for one')
+        return goal
+
+    def _drop_pending(self, why):
+        msg, source, goal, _ = self.pending
+        self.pending = None
+        self.rejections.add(TrajectoryError('no state', f'{source}: {why}'))
+        if goal is not None:
+            goal.finish('abort', self.action.Result.INVALID_GOAL, why)
+
+    def _expire_pending(self):
+        if self.pending is not None and time.monotonic() > self.pending[3]:
+            self._drop_pending(f'no joint state within joint_state_timeout '
+                               f'{self.state_timeout:g} s')
+
+    def _start_pending(self):
+        msg, source, waiting, _ = self.pending
+        self.pending = None
+        result = self.follow(msg, source, waiting.handle if waiting is not None else None)
+        if waiting is not None:
+            # the execute callback awaits the waiting goal's future: pass the outcome on
+            result.future.add_done_callback(
+                lambda future: waiting.future.done() or waiting.future.set_result(
+                    future.result()))
+
+    # --- the action ------------------------------------------------------------------
+    async def _execute(self, goal_handle):
+        """Execute a FollowJointTrajectory goal; return its result when it ends."""
+        goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
+        return await goal.future
+
+    def _query_state(self, request, response):
+        response.name = list(self.law.robot.joint_names) if self.law is not None else []
+        t = seconds(request.time)
+        if not self.active or self.trajectory is None:
+            response.success = False
+            response.message = 'no trajectory is being followed'
+        elif not self.trajectory.times[0] <= t <= self.trajectory.end_time:
+            response.success = False
+            response.message = (f'time {t:.3f} s is outside the current trajectory '
+                                f'[{self.trajectory.times[0]:.3f}, '
+                                f'{self.trajectory.end_time:.3f}] s')
+        else:
+            q, qd, qdd = self.trajectory.sample(t)
+            response.success = True
+            response.message = 'reference of the current trajectory'
+            response.position, response.velocity, response.acceleration = (
+                q.tolist(), qd.tolist(), qdd.tolist())
+        return response
+
+    def _supervise_goal(self, stamp, t, reference, q, qd):
+        """Feedback, cancel and the tolerances of the running goal, at one state."""
+        goal = self.goal
+        if goal is None or goal.done:
+            return
+        if goal.handle.is_cancel_requested:
+            self._hold(t, q)
+            goal.finish('canceled', self.action.Result.SUCCESSFUL, 'canceled: holding')
+            return
+        q_d, qd_d, qdd_d = reference
+        feedback = self.action.Feedback(joint_names=self.law.robot.joint_names)
+        feedback.header.stamp = stamp
+        feedback.desired = JointTrajectoryPoint(
+            positions=q_d.tolist(), velocities=qd_d.tolist(), accelerations=qdd_d.tolist())
+        feedback.actual = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist())
+        feedback.error = JointTrajectoryPoint(positions=(q_d - q).tolist(),
+                                              velocities=(qd_d - qd).tolist())
+        feedback.index = int(np.searchsorted(goal.point_times, t, side='right'))
+        goal.handle.publish_feedback(feedback)
+        error = np.column_stack([q_d - q, qd_d - qd])
+        tolerances = goal.tolerances
+        end = self.trajectory.end_time
+        names = self.law.robot.joint_names
+        if t < end or goal.first_sample:
+            bad = Tolerances.violations(tolerances.path, error)
+            if np.any(bad):
+                self._hold(t, q)
+                goal.finish('abort', self.action.Result.PATH_TOLERANCE_VIOLATED,
+                            'path tolerance violated: ' + self._describe(bad, error, names))
+                self.get_logger().warning(f'goal aborted: path tolerance violated '
+                                          f'({self._describe(bad, error, names)}); holding')
+                return
+        goal.first_sample = False
+        if t < end:
+            return
+        bad = Tolerances.violations(tolerances.goal, error)
+        if not np.any(bad):
+            goal.finish('succeed', self.action.Result.SUCCESSFUL, 'goal reached')
+        elif tolerances.goal_time > 0.0 and t - end > tolerances.goal_time:
+            self._hold(t, q)
+            text = (f'goal tolerance violated {t - end:.3f} s after the last point '
+                    f'(goal_time_tolerance {tolerances.goal_time:g} s): '
+                    + self._describe(bad, error, names))
+            goal.finish('abort', self.action.Result.GOAL_TOLERANCE_VIOLATED, text)
+            self.get_logger().warning(f'goal aborted: {text}; holding')
+
+    @staticmethod
+    def _describe(bad, error, names):
+        quantity = ('position', 'velocity')
+        return ', '.join(f'{names[i]} {quantity[c]} error {error[i, c]:.3g}'
+                         for i, c in np.argwhere(bad)[:4])
+
+    def _hold(self, t, q):
+        """Hold the measured position from ``t`` on (after an abort or a cancel)."""
+        self.trajectory = Trajectory.hold(t, q)
+        self.trajectory_start = t
+        self.active = False
+
+    # --- the control loop ------------------------------------------------------------
     def _on_joint_state(self, msg):
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
@@ -221,30 +597,45 @@ class TrajectoryController(Node):
         q, qd = state
         t = seconds(msg.header.stamp) or self.get_clock().now().nanoseconds * 1e-9
         self.latest_time = t
+        self.latest_state = state
         if self.trajectory is None:
             self.trajectory = Trajectory.hold(t, q)
             self.trajectory_start = t
-        q_d, qd_d, qdd_d = self.trajectory.sample(t)
-        tau = self.law(q, qd, q_d, qd_d, qdd_d)
+            if self.pending is not None:
+                self._start_pending()
+        reference = self.trajectory.sample(t)
+        tau = self.law(q, qd, *reference)
         effort = self._effort_msg
         effort.data = [float(tau[i]) if i >= 0 else 0.0 for i in self._order]
         self.effort_pub.publish(effort)
-        self._publish_state(msg.header.stamp, t, (q_d, qd_d, qdd_d), q, qd, tau)
+        if self.goal is not None:
+            self._supervise_goal(msg.header.stamp, t, reference, q, qd)
+        self._publish_state(msg.header.stamp, t, reference, q, qd, tau)
 
     def _publish_state(self, stamp, t, reference, q, qd, tau):
-        state = self._state_msg
-        state.header.stamp = stamp
         q_d, qd_d, qdd_d = reference
-        state.desired = JointTrajectoryPoint(
+        desired = JointTrajectoryPoint(
             positions=q_d.tolist(), velocities=qd_d.tolist(), accelerations=qdd_d.tolist())
-        set_duration(state.desired.time_from_start, t - self.trajectory_start)
-        state.actual = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist())
-        state.error = JointTrajectoryPoint(positions=(q_d - q).tolist(),
-                                           velocities=(qd_d - qd).tolist())
-        state.effort = tau.tolist()
-        state.trajectory_active = not self.finished
-        state.trajectories_accepted = self.accepted
-        state.trajectories_rejected = self.rejections.total
+        set_duration(desired.time_from_start, t - self.trajectory_start)
+        actual = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist())
+        error = JointTrajectoryPoint(positions=(q_d - q).tolist(),
+                                     velocities=(qd_d - qd).tolist())
+        status = self._status_msg
+        status.header.stamp = stamp
+        status.desired, status.actual, status.error = desired, actual, error
+        status.effort = tau.tolist()
+        status.trajectory_active = not self.finished
+        status.trajectories_accepted = self.accepted
+        status.trajectories_rejected = self.rejections.total
+        self.status_pub.publish(status)
+        if self.action is None:
+            self.state_pub.publish(status)
+            return
+        state = self._control_state_type(joint_names=status.joint_names, reference=desired,
+                                         feedback=actual, error=error,
+                                         output=JointTrajectoryPoint(effort=status.effort),
+                                         speed_scaling_factor=1.0)
+        state.header.stamp = stamp
         self.state_pub.publish(state)
 
 
