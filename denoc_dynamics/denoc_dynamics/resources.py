@@ -22,8 +22,9 @@ def urdf_dir() -> Path:
         candidates.append(Path(get_package_share_directory('denoc_dynamics')) / 'urdf')
     except Exception:  # not a ROS environment, or the package is not indexed
         pass
-    candidates += [here.parents[3] / 'share' / 'denoc_dynamics' / 'urdf',  # colcon install
-                   here.parent / 'urdf',                                     # source tree
+    # colcon install (lib/pythonX.Y/site-packages/denoc_dynamics; none in a shallow tree)
+    candidates += [prefix / 'share' / 'denoc_dynamics' / 'urdf' for prefix in here.parents[3:4]]
+    candidates += [here.parent / 'urdf',                                     # source tree
                    Path(sys.prefix) / 'share' / 'denoc_dynamics' / 'urdf']
     for path in candidates:
         if path.is_dir():

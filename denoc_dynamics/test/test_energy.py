@@ -62,3 +62,30 @@ def test_energy_drift_is_fourth_order_integration_error():
     fine, _ = rk4_energy_drift(robot, q0, qd0, 'denoc', steps=1000, h=1e-3)
     assert np.abs(x[robot.n:]).max() > 10.0, 'the wrist should whip'
     assert 10.0 < coarse / fine < 24.0, (coarse, fine)
+
+
+def _tree_with_mimic_joints():
+    """Return a random tree of 8 bodies, 2 of them mimic joints (a seed that has them)."""
+    from urdf_factory import random_tree_urdf
+    robot = load_urdf(random_tree_urdf(np.random.default_rng(0), 8, fixed=0.2, mimic=0.3))
+    assert robot.mimic_joints and len(set(robot.chain.parent.tolist())) < robot.n_bodies
+    return robot
+
+
+@pytest.mark.parametrize('name', ['denoc_arm7_gripper', 'random tree'])
+@pytest.mark.parametrize('method', ['denoc', 'cholesky'])
+def test_torque_free_tree_with_mimic_joints_conserves_energy(name, method):
+    """A branched robot whose mimic joints follow their leaders keeps T + V, to 4th order."""
+    if name == 'random tree':
+        robot = _tree_with_mimic_joints()
+    else:
+        robot = load_urdf(bundled_urdf(name), gravity=(0.0, 0.0, 9.81))
+        assert robot.mimic_joints
+    rng = np.random.default_rng(5)
+    q0 = rng.uniform(-0.5, 0.5, robot.n)
+    qd0 = rng.uniform(-0.5, 0.5, robot.n)
+    coarse, _ = rk4_energy_drift(robot, q0, qd0, method, steps=250, h=2e-3)
+    fine, x = rk4_energy_drift(robot, q0, qd0, method, steps=500, h=1e-3)
+    assert np.abs(x[:robot.n] - q0).max() > 0.2, 'the tree should have moved'
+    assert fine <= 1e-8, f'relative energy drift {fine:.3e}'
+    assert 10.0 < coarse / fine < 24.0, (coarse, fine)

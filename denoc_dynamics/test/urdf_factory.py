@@ -194,3 +194,29 @@ def random_tree_urdf(rng, n, fixed=0.3, prismatic=0.2, mimic=0.15, name='random_
     order = rng.permutation(len(joints))
     return (f'<robot name="{name}">' + ''.join(links)
             + ''.join(joints[i] for i in order) + '</robot>')
+
+
+def mimic_gripper_urdf(leader_mass=1.0, follower_mass=1.0):
+    """
+    Return a wrist joint carrying two prismatic fingers, the second mimicking the first.
+
+    A finger link of mass 0 has no ``<inertial>`` at all.
+    """
+    def link(name, m):
+        body = _inertial(m, (0.05, 0.0, 0.0), random_inertia(np.random.default_rng(1), m)) \
+            if m else ''
+        return f'<link name="{name}">{body}</link>'
+
+    def joint(name, kind, child, axis, extra=''):
+        return (f'<joint name="{name}" type="{kind}"><parent link="'
+                f'{"base" if name == "wrist" else "palm"}"/><child link="{child}"/>'
+                f'<origin xyz="0 0 0.1"/><axis xyz="{axis}"/>'
+                f'<limit lower="-0.5" upper="0.5" effort="10" velocity="1"/>{extra}</joint>')
+
+    return ('<robot name="mimic_gripper"><link name="base"/>' + link('palm', 2.0)
+            + link('finger_a', leader_mass) + link('finger_b', follower_mass)
+            + joint('wrist', 'revolute', 'palm', '1 0 0')
+            + joint('finger_a_joint', 'prismatic', 'finger_a', '0 1 0')
+            + joint('finger_b_joint', 'prismatic', 'finger_b', '0 -1 0',
+                    '<mimic joint="finger_a_joint" multiplier="1" offset="0"/>')
+            + '</robot>')

@@ -6,9 +6,12 @@ block fills one workspace and calls the same kernel as a single state, state aft
 state.  There is no second, batch-only copy of any algorithm.
 
 numba's default threading layer (workqueue) aborts when two Python threads enter a
-parallel region at once, so :class:`~.robot.Robot` serializes its batched calls with a
-lock; single states run without it, each thread on its own workspace.
+parallel region at once, so every parallel call of the core (the batches of all
+robots and of :mod:`.fixman`) holds :data:`PARALLEL_LOCK`; single states run without
+it, each thread on its own workspace.
 """
+
+import threading
 
 import numba
 import numpy as np
@@ -26,6 +29,11 @@ from .udu import udu
 #: (n, n) matrix; n + 1: a matrix and a vector below it; 1: a vector).
 INVERSE_DYNAMICS, FORWARD_DYNAMICS, FORWARD_DYNAMICS_CHOLESKY, INERTIA_MATRIX = 0, 1, 2, 3
 UDU, INVERSE_INERTIA, COMPOSITE_BODY = 4, 5, 6
+
+#: Held by every parallel call of the core, whichever robot or module makes it: numba's
+#: workqueue threading layer (used where neither TBB nor OpenMP is installed) aborts the
+#: process when two threads enter a parallel region at once.
+PARALLEL_LOCK = threading.Lock()
 
 
 @numba.njit(cache=True, parallel=True, error_model='numpy')

@@ -20,11 +20,12 @@ also a batch (..., N): a parallel loop over the one-state kernel.
 """
 
 import math
-import threading
 from typing import NamedTuple
 
 import numba
 import numpy as np
+
+from .batch import PARALLEL_LOCK
 
 __all__ = [
     'BandedMatrix', 'HBlocks', 'positions', 'link_vectors', 'constraint_jacobian',
@@ -35,8 +36,9 @@ __all__ = [
 
 _jit = numba.njit(cache=True, nogil=True)
 _pjit = numba.njit(cache=True, parallel=True)
-#: numba's default threading layer (workqueue) must not run two parallel loops at once.
-_BATCH_LOCK = threading.Lock()
+#: numba's workqueue threading layer must not run two parallel loops at once: the lock
+#: that every parallel call of the core holds (Robot's batches too).
+_BATCH_LOCK = PARALLEL_LOCK
 
 # Rows of a state's work array W: H^aa, H^ab, H^bb in banded storage (H_ij in row
 # upper + i - j, column j), the diagonal of U_h and the multipliers of L_h

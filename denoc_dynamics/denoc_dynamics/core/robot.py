@@ -133,7 +133,6 @@ class Robot:
                                          forward_dynamics_cholesky)}
         self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
-        self._batch_lock = threading.Lock()
         self._check_articulated_inertias()
 
     # --- description -------------------------------------------------------------
@@ -434,7 +433,7 @@ class Robot:
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
         f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
-        with self._batch_lock:
+        with batch.PARALLEL_LOCK:           # of all robots and fixman
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
                            numba.get_num_threads())
         return out.reshape(shape + (rows, n))
@@ -479,7 +478,9 @@ class Robot:
             np.add.at(sigma, parent[c],
                       m_hat[c] * np.einsum('ki,ki->k', p_abs[parent[c]], moved) ** 2)
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
-        if failed.any():
+        if failed.any() and self._G is not None:
+            self._check_constrained_system()     # a mimic joint's body may have no mass
+        elif failed.any():
             # the sweep runs from the tips to the base: the last joint that fails is where
             # it starts (the joints before it inherit its 0 or NaN)
             k = int(np.flatnonzero(failed)[-1])
@@ -490,6 +491,33 @@ class Robot:
                 f'm^_{k + 1} = {m_hat[k]:.3g} against the {sigma[k]:.3g} it is computed '
                 f'from); add an <inertial> to link {self.chain.link_names[k]!r} or the '
                 f'links beyond it')
+
+    def _check_constrained_system(self):
+        """
+        Raise ValueError for a coordinate that moves no mass, with mimic joints.
+
+        A mimic joint's body may be massless while its leader moves mass: the body tree
+        is then singular, the constrained system G^T M G (at q = 0) is not.  Coordinate
+        k fails when its pivot d_k of G^T M G = U D U^T is at most ARTICULATED_EPS
+        sigma_k, sigma_k = (|G|^T |M| |G|)_kk the same sum over absolute values.
+        """
+        M = self._matrix(batch.INERTIA_MATRIX, inertia_matrix, self._offset.copy(), 0)
+        G_abs = np.abs(self._G)
+        sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
+        A = self._G.T @ M @ self._G
+        for k in range(self._n - 1, -1, -1):         # elimination from the last row
+            if not A[k, k] > ARTICULATED_EPS * sigma[k]:
+                name = self.joint_names[k]
+                link = self.chain.link_names[self.chain.coordinates[k]]
+                followers = [m for m, (leader, _, _) in self.mimic_joints.items()
+                             if leader == name]
+                raise ValueError(
+                    f'joint {name!r} moves no mass: link {link!r}, the links beyond it '
+                    f'and those of the joints that mimic it ({", ".join(followers)}) have '
+                    f'no mass or inertia that this joint can move (pivot {A[k, k]:.3g} '
+                    f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
+                    f'<inertial> to link {link!r} or the links beyond it')
+            A[:k, :k] -= np.outer(A[:k, k], A[:k, k]) / A[k, k]
 
 
 def _is_state(x, n) -> bool:
