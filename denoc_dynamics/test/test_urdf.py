@@ -596,3 +596,21 @@ def test_example_robot_data_is_found_when_installed():
         pytest.skip('example-robot-data is not installed')
     robots = example_robot_data_dir()
     assert robots is not None and (robots / 'ur_description/urdf/ur5_robot.urdf').is_file()
+
+
+def test_a_massless_tip_link_is_named():
+    """
+    The joint nearest the tips that moves no mass, and its link, are named.
+
+    It was reported as "joint 'joint1' moves no mass: ... m^_1 = nan is rounding noise
+    against the nan": the first of the joints that inherit the tip's zero.
+    """
+    lengths, masses = [0.3, 0.3, 0.3], [1.0, 1.0, 1.0]
+    xml = planar_urdf(lengths, masses)
+    tip = xml.rindex('<inertial>')
+    xml = xml[:tip] + xml[xml.index('</inertial>', tip) + len('</inertial>'):]
+    with pytest.raises(ValueError) as error:
+        load_urdf(xml)
+    message = str(error.value)
+    assert "joint 'joint3' moves no mass: link 'link3'" in message, message
+    assert 'nan' not in message, message
