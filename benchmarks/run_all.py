@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (sets the BLAS thread count before numpy)
 
 import bench_batch  # noqa: E402, I100
+import bench_core_size  # noqa: E402
 import bench_load  # noqa: E402
 import bench_node_latency  # noqa: E402
 import bench_scaling  # noqa: E402
@@ -39,10 +40,10 @@ import opcount  # noqa: E402
 import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
-             (bench_single, bench_batch, bench_scaling, bench_sim, bench_tracking,
-              bench_node_latency, opcount, bench_load)}
+            (bench_single, bench_batch, bench_scaling, bench_sim, bench_tracking,
+             bench_node_latency, opcount, bench_load, bench_core_size)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
-           'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
+           'simulation': 'sim', 'batched': 'batch', 'startup': 'load', 'size': 'core_size'}
 
 
 def parse_args(argv):
@@ -139,13 +140,11 @@ def summary_dict(results: dict) -> dict:
     xo = scaling.get('crossover_denoc_beats_cholesky')
     if xo:
         out['crossover_n_denoc_beats_cholesky'] = xo['n']
-        out['suggested_AUTO_DENOC_MIN_DOF'] = xo['suggested_AUTO_DENOC_MIN_DOF']
     if 'denoc_t1000_over_t100' in scaling:
         out['denoc_t1000_over_t100'] = scaling['denoc_t1000_over_t100']
     fits = sections.get('opcount', {}).get('fits', {})
-    out['opcount_essential'] = {name: {'M': f['essential_M']['formula'],
-                                       'A': f['essential_A']['formula']}
-                                for name, f in fits.items()}
+    out['opcount'] = {name: {'M': f['all_M']['formula'], 'A': f['all_A']['formula']}
+                      for name, f in fits.items()}
     return out
 
 
@@ -158,9 +157,9 @@ def summary(results: dict) -> str:
         if section.get('available') is False:
             lines.append(f'{name:<66} {"n/a":>14}  {"":<10} {section.get("reason", "")[:60]}')
         for t in section.get('targets', []):
-            value = f'{t["value"]:.3g} {t["unit"]}'
+            value = f'{t["value"]:.3g} {t["unit"]}' if t['value'] is not None else '-'
             lines.append(f'{t["name"][:66]:<66} {value:>14}  {t["target"]:<10} '
-                         f'{"PASS" if t["pass"] else "FAIL"}')
+                         f'{"PASS" if t["pass"] else "FAIL"}  {t.get("spread", "")}')
     scaling = results['sections'].get('scaling', {})
     xo = scaling.get('crossover_denoc_beats_cholesky')
     if xo:
