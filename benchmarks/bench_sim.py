@@ -77,7 +77,7 @@ def simulation_api(robot, duration: float) -> dict:
         return {'available': False, 'reason': f'denoc_dynamics.simulation: {exc}'}
     q0 = np.array(INITIAL_POSE[:robot.n])
     params = simulation.PhysicsParameters(physics_rate=PHYSICS_RATE, integrator='rk4',
-                                          command_timeout=0.0)
+                                          fd_method='denoc', command_timeout=0.0)
     sim = simulation.Simulation(robot, params, initial_positions=q0, start_mode='running')
     controller = DemoController(robot, q0)
     sim.set_command(controller(0.0, q0, np.zeros(robot.n)))

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+import statistics
 import sys
 import time
 import traceback
@@ -59,6 +60,9 @@ def parse_args(argv):
                         help='results folder (default: benchmarks/results, or '
                              'benchmarks/results/quick with --quick)')
     parser.add_argument('--seed', type=int, default=2025, help='random seed')
+    parser.add_argument('--runs', type=int, default=1,
+                        help='run each section this many times; the targets show the median '
+                             'over the runs and their range (the machine is shared)')
     parser.add_argument('--list', action='store_true', help='list the sections and exit')
     args = parser.parse_args(argv)
     chosen = []
@@ -107,11 +111,16 @@ def main(argv=None) -> int:
     total_start = time.monotonic()
     for name in args.sections:
         start = time.monotonic()
-        try:
-            section = SECTIONS[name].run(opts)
-        except Exception as exc:  # noqa: B902  (one failed section must not lose the rest)
-            traceback.print_exc()
-            section = {'error': f'{type(exc).__name__}: {exc}', 'targets': []}
+        runs = []
+        for _ in range(max(1, args.runs) if name not in SINGLE_RUN else 1):
+            load = list(os.getloadavg())
+            try:
+                runs.append(SECTIONS[name].run(opts))
+            except Exception as exc:  # noqa: B902  (one failed section must not lose the rest)
+                traceback.print_exc()
+                runs.append({'error': f'{type(exc).__name__}: {exc}', 'targets': []})
+            runs[-1]['load_average_at_start'] = load
+        section = merge_runs(runs)
         elapsed = time.monotonic() - start
         section['seconds'] = elapsed
         results['sections'][name] = section
@@ -129,6 +138,45 @@ def main(argv=None) -> int:
                                     if p.is_relative_to(common.REPO) else str(p)
                                     for p in [json_path] + written))
     return 0
+
+
+#: sections that are not timings, or too long to repeat
+SINGLE_RUN = ('opcount', 'core_size', 'tracking', 'node_latency', 'sim')
+
+
+def _passes(value, goal: str) -> bool:
+    """Return whether ``value`` meets ``goal`` ('<= 1', '>= 3', '< 2800')."""
+    if value is None:
+        return False
+    op, bound = goal.split()[:2]
+    bound = float(bound)
+    return {'<=': value <= bound, '>=': value >= bound, '<': value < bound,
+            '>': value > bound}[op]
+
+
+def merge_runs(runs: list) -> dict:
+    """
+    Return the last run's section with each target's median over the runs.
+
+    Every run's targets and load average stay in ``runs``; a target's ``spread`` then
+    gives the range over the runs.
+    """
+    section = runs[-1]
+    if len(runs) == 1 or 'error' in section:
+        return section
+    section['runs'] = [{'load_average_at_start': r.get('load_average_at_start'),
+                        'targets': r.get('targets', [])} for r in runs]
+    for i, t in enumerate(section['targets']):
+        values = [r['targets'][i]['value'] for r in runs
+                  if len(r.get('targets', [])) > i and r['targets'][i]['value'] is not None]
+        if not values:
+            continue
+        t['last_run'] = t['value']
+        t['value'] = statistics.median(values)
+        t['pass'] = _passes(t['value'], t['target'])
+        t['spread'] = (f'{len(values)} runs: {min(values):.3g}..{max(values):.3g}; last run '
+                       + t.get('spread', ''))
+    return section
 
 
 def summary_dict(results: dict) -> dict:
