@@ -132,20 +132,24 @@ def run(opts) -> dict:
         'DeNOC faster than own GIM + Cholesky from n (crossover, one state)',
         math.inf if xo is None else xo, '', f'<= {CROSSOVER_TARGET}',
         xo is not None and xo <= CROSSOVER_TARGET and not slower_from_12,
-        spread=f'denoc/cholesky at n=12: {ratios.get(12, math.nan):.2f}'))
+        spread=f'denoc/cholesky at n=12: {ratios.get(12, math.nan):.2f}',
+        figures=(f'n=12: {by_n[12]["denoc_us"]:.2f} us / cholesky {by_n[12]["cholesky_us"]:.2f} us'
+                 if 12 in by_n else '')))
     if 100 in by_n and 1000 in by_n:
         growth = by_n[1000]['denoc_us'] / by_n[100]['denoc_us']
         result['denoc_t1000_over_t100'] = growth
         result['targets'].append(common.target(
             'FD denoc scaling t(1000)/t(100)', growth, 'x', f'<= {SCALING_TARGET:g}',
-            growth <= SCALING_TARGET))
+            growth <= SCALING_TARGET,
+            figures=f'{by_n[1000]["denoc_us"]:.0f} us / {by_n[100]["denoc_us"]:.1f} us'))
     if by_n.get(200, {}).get('pin_aba_us'):
         r = common.ratio(by_n[200]['timings'], 'denoc', 'pin_aba')
         result['n200_denoc_over_aba'] = r
         result['targets'].append(common.target(
             'one FD at n = 200 (denoc): ours / pin.aba', r['of_medians'], 'x',
             f'<= {N200_TARGET:g}', r['of_medians'] <= N200_TARGET,
-            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}'))
+            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}',
+            figures=f'{by_n[200]["denoc_us"]:.1f} us / pin.aba {by_n[200]["pin_aba_us"]:.1f} us'))
     for name in METHODS:
         result[f'loglog_slope_{name}'] = _slope(rows, name)
     return result

@@ -184,7 +184,8 @@ def run(opts) -> dict:
                 f'one FD, Panda, {row["call"]}: ours / pin.aba', r['of_medians'], 'x',
                 f'<= {FD_RATIO_TARGET:g}', r['of_medians'] <= FD_RATIO_TARGET,
                 spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
-                       f'of minima {r["of_minima"]:.2f}'))
+                       f'of minima {r["of_minima"]:.2f}',
+                figures=f'{row["ours_us"]:.2f} us / pin.aba {row["pinocchio_us"]:.2f} us'))
     b = result['baxter']
     if 'pin aba (mimic=False)' in b.get('ratios', {}):
         r = b['ratios']['pin aba (mimic=False)']
@@ -193,7 +194,10 @@ def run(opts) -> dict:
             r['of_medians'], 'x',
             f'<= {BAXTER_RATIO_TARGET:g}', r['of_medians'] <= BAXTER_RATIO_TARGET,
             spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
-                   f'of minima {r["of_minima"]:.2f}'))
+                   f'of minima {r["of_minima"]:.2f}',
+            figures=f'{b["us"]["ours"]:.1f} us / pin.aba {b["us"]["pin aba (mimic=False)"]:.1f}'
+                    f' us (pin CRBA + Cholesky {b["us"]["pin crba + Cholesky (mimic=True)"]:.1f}'
+                    ' us)'))
     return result
 
 

@@ -430,13 +430,14 @@ def readme_table(results: dict) -> str:
     for section in results.get('sections', {}).values():
         for t in section.get('targets', []) if isinstance(section, dict) else []:
             rows.append([t['name'], _f(t['value'], 3) + ' ' + t.get('unit', ''), t['target'],
-                         'yes' if t['pass'] else 'no'])
+                         'yes' if t['pass'] else 'no', t.get('figures', '')])
     date = results.get('meta', {}).get('date', '?')
     machine = results.get('meta', {}).get('machine', {})
     return (f'Measured {date[:10]} on {machine.get("cpu", "?")} ({machine.get("usable_cpus", "?")}'
             ' cores, shared), ratios to the peer measured in the same run; '
             'benchmarks/results/latest.md has the details.\n\n'
-            + _table(['what', 'measured', 'target', 'met'], rows) + '\n')
+            + _table(['what', 'measured', 'target', 'met', 'ours / peer (same run, medians)'],
+                     rows) + '\n')
 
 
 def write(results: dict, folder: Path):

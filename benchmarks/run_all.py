@@ -141,7 +141,7 @@ def main(argv=None) -> int:
 
 
 #: sections that are not timings, or too long to repeat
-SINGLE_RUN = ('opcount', 'core_size', 'tracking', 'node_latency', 'sim')
+SINGLE_RUN = ('opcount', 'core_size', 'tracking', 'node_latency', 'sim', 'load')
 
 
 def _passes(value, goal: str) -> bool:
