@@ -36,7 +36,7 @@ import numpy as np
 
 NAME = 'sim'
 TITLE = 'Simulated arm real-time factor (denoc_arm7, RK4 at 1 kHz)'
-RTF_TARGET = 3.0
+RTF_TARGET = 4.0
 PHYSICS_RATE = 1000.0
 INITIAL_POSE = (0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0)   # config/sim_arm.yaml
 
