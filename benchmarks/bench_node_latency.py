@@ -32,7 +32,7 @@ import numpy as np
 
 NAME = 'node_latency'
 TITLE = 'dynamics_node latency, joint_states -> joint_accelerations (500 Hz, DDS)'
-P99_TARGET_MS = 5.0
+P99_TARGET_MS = 2.0
 RATE_HZ = 500.0
 OUTPUT_TOPIC = '/dynamics_node/joint_accelerations'
 INPUT_TOPIC = '/joint_states'

@@ -7,9 +7,6 @@ by ``pinocchio.buildModelFromXML``.  Four single-state FD solvers:
 
 * ours ``method='denoc'``: the O(n) three-sweep DeNOC solve (paper 002);
 * ours ``method='cholesky'``: the GIM by composite bodies, then Cholesky, O(n^3);
-* ours ``method='dense'``: the DeNOC matrices formed explicitly, I = N^T M N and the
-  bias N^T w* (paper 000 eq. 18), then Cholesky, O(n^3) with about 6 n^3
-  multiplications (measured up to n = DENSE_MAX_N);
 * Pinocchio ``aba`` (O(n) articulated-body algorithm, C++);
 * Pinocchio CRBA + Cholesky: ``nonLinearEffects`` (bias), ``crba`` (upper triangle of
   M), then ``scipy.linalg.cho_factor`` / ``cho_solve`` (LAPACK potrf/potrs on the upper
@@ -20,10 +17,9 @@ Pinocchio's ``Data`` allocates dense nv^3 derivative tensors (about 64 n^3 bytes
 in a quarter of the available memory; larger n are reported as skipped.
 
 Reported: time per call against n (log-log plot, the shape of Fig. 2 of paper 001),
-t(1000)/t(100) for the denoc path (a linear algorithm gives 10), and the crossover n
-above which our denoc path beats our cholesky path (interpolated on log scales; the
-lead sets ``AUTO_DENOC_MIN_DOF`` from it), and the n above which the cholesky path
-beats the dense one (``AUTO_DENSE_MAX_DOF``).
+t(1000)/t(100) for the denoc path (a linear algorithm gives 10), the crossover n above
+which our denoc path beats our cholesky path (interpolated on log scales), and denoc
+against ``aba`` at n = 200.
 """
 
 import math
@@ -34,13 +30,12 @@ import numpy as np
 
 NAME = 'scaling'
 TITLE = 'FD time against the number of joints n'
-FULL_NS = (2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000)
-QUICK_NS = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
-SCALING_TARGET = 12.0
-METHODS = ('denoc', 'cholesky', 'dense', 'pin_aba', 'pin_crba_cholesky')
-#: The dense path holds N (48 n^2 bytes) and takes ~6 n^3 multiplications: past this n
-#: it is far slower than the cholesky path, and is not timed.
-DENSE_MAX_N = 150
+FULL_NS = (2, 3, 5, 7, 10, 12, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000)
+QUICK_NS = (2, 5, 10, 12, 20, 50, 100, 200, 1000)
+SCALING_TARGET = 11.0
+CROSSOVER_TARGET = 12
+N200_TARGET = 1.5
+METHODS = ('denoc', 'cholesky', 'pin_aba', 'pin_crba_cholesky')
 
 
 def _pin_crba_cholesky(pin, cho_factor, cho_solve, model, data, q, qd, tau):
@@ -96,8 +91,6 @@ def run(opts) -> dict:
             'denoc': lambda: robot.forward_dynamics(q, qd, tau, method='denoc'),
             'cholesky': lambda: robot.forward_dynamics(q, qd, tau, method='cholesky'),
         }
-        if n <= DENSE_MAX_N:
-            funcs['dense'] = lambda: robot.forward_dynamics(q, qd, tau, method='dense')
         row = {'n': n}
         model = data = None
         if pin is None:
@@ -113,7 +106,7 @@ def run(opts) -> dict:
             reference = pin.aba(model, data, q, qd, tau).copy()
             row['rel_error_vs_aba'] = {
                 name: common.rel_error(funcs[name](), reference)
-                for name in ('denoc', 'cholesky', 'dense', 'pin_crba_cholesky') if name in funcs}
+                for name in ('denoc', 'cholesky', 'pin_crba_cholesky')}
         timings = common.compare(funcs, repeats=repeats, target=opts.repeat_time,
                                  budget=budget)
         for name in METHODS:
@@ -129,27 +122,34 @@ def run(opts) -> dict:
               'pinocchio_crba_cholesky': 'nonLinearEffects + crba + scipy.linalg.cho_factor'
                                          '/cho_solve (upper triangle, LAPACK)'}
     xo, how = crossover(ns, [r['denoc_us'] for r in rows], [r['cholesky_us'] for r in rows])
+    ratios = {r['n']: r['denoc_us'] / r['cholesky_us'] for r in rows}
+    slower_from_12 = [n for n, x in ratios.items() if n >= CROSSOVER_TARGET and x >= 1.0]
     result['crossover_denoc_beats_cholesky'] = {
-        'n': xo, 'how': how,
-        'suggested_AUTO_DENOC_MIN_DOF': math.ceil(xo) if xo is not None else None,
-        'ratio_denoc_over_cholesky': {r['n']: r['denoc_us'] / r['cholesky_us'] for r in rows},
-    }
-    dense_rows = [r for r in rows if r.get('dense_us')]
-    xo, how = crossover([r['n'] for r in dense_rows], [r['cholesky_us'] for r in dense_rows],
-                        [r['dense_us'] for r in dense_rows])
-    result['crossover_cholesky_beats_dense'] = {
-        'n': xo, 'how': how,
-        'suggested_AUTO_DENSE_MAX_DOF': math.ceil(xo) if xo is not None else None,
-        'ratio_cholesky_over_dense': {r['n']: r['cholesky_us'] / r['dense_us']
-                                      for r in dense_rows},
-    }
+        'n': xo, 'how': how, 'ratio_denoc_over_cholesky': ratios,
+        'n_at_least_12_where_denoc_is_slower': slower_from_12}
     result['targets'] = []
+    result['targets'].append(common.target(
+        'DeNOC faster than own GIM + Cholesky from n (crossover, one state)',
+        math.inf if xo is None else xo, '', f'<= {CROSSOVER_TARGET}',
+        xo is not None and xo <= CROSSOVER_TARGET and not slower_from_12,
+        spread=f'denoc/cholesky at n=12: {ratios.get(12, math.nan):.2f}',
+        figures=(f'n=12: {by_n[12]["denoc_us"]:.2f} us / cholesky {by_n[12]["cholesky_us"]:.2f} us'
+                 if 12 in by_n else '')))
     if 100 in by_n and 1000 in by_n:
         growth = by_n[1000]['denoc_us'] / by_n[100]['denoc_us']
         result['denoc_t1000_over_t100'] = growth
-        result['targets'].append({
-            'name': 'FD denoc scaling t(1000)/t(100)', 'value': growth, 'unit': 'x',
-            'target': f'<= {SCALING_TARGET:g}', 'pass': growth <= SCALING_TARGET})
+        result['targets'].append(common.target(
+            'FD denoc scaling t(1000)/t(100)', growth, 'x', f'<= {SCALING_TARGET:g}',
+            growth <= SCALING_TARGET,
+            figures=f'{by_n[1000]["denoc_us"]:.0f} us / {by_n[100]["denoc_us"]:.1f} us'))
+    if by_n.get(200, {}).get('pin_aba_us'):
+        r = common.ratio(by_n[200]['timings'], 'denoc', 'pin_aba')
+        result['n200_denoc_over_aba'] = r
+        result['targets'].append(common.target(
+            'one FD at n = 200 (denoc): ours / pin.aba', r['of_medians'], 'x',
+            f'<= {N200_TARGET:g}', r['of_medians'] <= N200_TARGET,
+            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}',
+            figures=f'{by_n[200]["denoc_us"]:.1f} us / pin.aba {by_n[200]["pin_aba_us"]:.1f} us'))
     for name in METHODS:
         result[f'loglog_slope_{name}'] = _slope(rows, name)
     return result

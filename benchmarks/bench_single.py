@@ -1,31 +1,28 @@
 """
-Single-state calls on the Panda (7 DOF, fingers locked) against Pinocchio.
+Single-state calls against Pinocchio: the Panda (7 DOF, fingers locked) and Baxter (a tree).
 
 Our calls go through the public API (``Robot.forward_dynamics`` etc.), input checks
-and kinematics included; Pinocchio's through its Python bindings, which include
-their own call overhead (about a microsecond).  Pairs:
+included; Pinocchio's through its Python bindings, which include their own call
+overhead.  Panda pairs:
 
-=================  ================================  ====================================
-call               ours                              Pinocchio
-=================  ================================  ====================================
-FD auto            ``forward_dynamics(method=auto)``  ``aba``
-FD denoc           ``forward_dynamics(method=denoc)`` ``aba``
-FD cholesky        ``forward_dynamics(cholesky)``     ``aba``
-FD dense           ``forward_dynamics(dense)``        ``aba``
-ID                 ``inverse_dynamics``               ``rnea``
-bias forces        ``bias_forces``                    ``nonLinearEffects``
-kinematics         ``kinematics``                     ``forwardKinematics``
-GIM                ``inertia_matrix``                 ``crba``
-UDU                ``udu``                            ``crba`` + ``cholesky.decompose``
-inverse GIM        ``inverse_inertia_matrix``         ``computeMinverse``
-=================  ================================  ====================================
+=================  =====================================  ==============================
+call               ours                                   Pinocchio
+=================  =====================================  ==============================
+FD default         ``forward_dynamics(q, qd, tau)``       ``aba``
+FD denoc           ``forward_dynamics(method='denoc')``   ``aba``
+FD cholesky        ``forward_dynamics(method='cholesky')`` ``aba``
+ID                 ``inverse_dynamics``                   ``rnea``
+bias forces        ``bias_forces``                        ``nonLinearEffects``
+GIM                ``inertia_matrix``                     ``crba``
+UDU                ``udu``                                ``crba`` + ``cholesky.decompose``
+inverse GIM        ``inverse_inertia_matrix``             ``computeMinverse``
+=================  =====================================  ==============================
 
-``kinematics`` (our p_i and M_i at the joint origins) and ``bias forces`` (ID with
-qdd = 0, the phi of FD) are the first two stages of every FD call, so the rows show
-where the FD time goes.  Pinocchio's ``cholesky.decompose`` factors M = U D U^T (the
-same factorization as our ``udu``) from the M that ``crba`` leaves in ``data``.
-roboticstoolbox (``accel``, ``rne``, ``inertia``) joins the table when it is
-installed.
+Baxter: ``load_urdf(path)`` without a tip, the whole tree (two 7-DOF arms, the head
+pan and the grippers, whose second finger is a mimic joint), against
+Pinocchio's model of the same URDF; FD by ``forward_dynamics`` against ``pin.aba`` and
+Pinocchio's constrained CRBA + Cholesky (see :func:`baxter`; issue 16).  Joints are
+matched by name.
 """
 
 import common  # noqa: F401  (first of these two: sets the BLAS thread count)
@@ -33,8 +30,10 @@ import numpy as np
 
 
 NAME = 'single'
-TITLE = 'Single-state calls, Panda 7-DOF (fingers locked)'
-FD_TARGET_US = 50.0
+TITLE = 'Single-state calls: Panda 7-DOF (fingers locked) and Baxter (tree, mimic joints)'
+FD_RATIO_TARGET = 1.0
+BAXTER_RATIO_TARGET = 1.2
+BAXTER_RELATIVE = 'baxter_description/urdf/baxter.urdf'
 
 
 def _pin_calls(pin, model, data, q, qd, qdd, tau):
@@ -46,127 +45,160 @@ def _pin_calls(pin, model, data, q, qd, qdd, tau):
         'FD': lambda: pin.aba(model, data, q, qd, tau),
         'ID': lambda: pin.rnea(model, data, q, qd, qdd),
         'bias forces': lambda: pin.nonLinearEffects(model, data, q, qd),
-        'kinematics': lambda: pin.forwardKinematics(model, data, q),
         'GIM': lambda: pin.crba(model, data, q),
         'UDU': udu,
         'inverse GIM': lambda: pin.computeMinverse(model, data, q),
     }
 
 
-def _rtb_calls(path, q, qd, qdd, tau):
-    """Return roboticstoolbox's calls on the same URDF, or (None, reason)."""
-    try:
-        import roboticstoolbox as rtb
-    except ImportError:
-        return None, 'not installed'
-    try:
-        loader = getattr(getattr(rtb, 'Robot', None), 'URDF', None) or rtb.ERobot.URDF
-        robot = loader(path)
-        n = robot.n
-        # The URDF's finger joints, if rtb keeps them, are held at zero.
-        pad = np.zeros(n - len(q))
-        qq, qqd = np.concatenate((q, pad)), np.concatenate((qd, pad))
-        qqdd, qtau = np.concatenate((qdd, pad)), np.concatenate((tau, pad))
-        calls = {
-            'FD': lambda: robot.accel(qq, qqd, qtau),
-            'ID': lambda: robot.rne(qq, qqd, qqdd),
-            'GIM': lambda: robot.inertia(qq),
-        }
-        for func in calls.values():
-            func()
-        note = f'{n} joints' + (' (fingers free, held at 0)' if n > len(q) else '')
-        return calls, note
-    except Exception as exc:  # noqa: B902  (any failure just drops the column)
-        return None, f'failed: {type(exc).__name__}: {exc}'
+def _symmetric(upper):
+    """Return the symmetric matrix of which ``upper`` holds the upper triangle."""
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def panda(opts, pin) -> dict:
+    """Time the Panda's calls; return rows, agreement checks and the FD ratios."""
+    robot, model, data, path = common.panda(pin)
+    rng = np.random.default_rng(opts.seed)
+    q, qd, tau = common.random_states(rng, robot)
+    qdd = rng.normal(size=robot.n)
+    ours = {
+        'FD default': lambda: robot.forward_dynamics(q, qd, tau),
+        'FD denoc': lambda: robot.forward_dynamics(q, qd, tau, method='denoc'),
+        'FD cholesky': lambda: robot.forward_dynamics(q, qd, tau, method='cholesky'),
+        'ID': lambda: robot.inverse_dynamics(q, qd, qdd),
+        'bias forces': lambda: robot.bias_forces(q, qd),
+        'GIM': lambda: robot.inertia_matrix(q),
+        'UDU': lambda: robot.udu(q),
+        'inverse GIM': lambda: robot.inverse_inertia_matrix(q),
+    }
+    peer_of = {call: 'FD' for call in ours if call.startswith('FD')}
+    funcs = {f'ours|{k}': f for k, f in ours.items()}
+    checks = {}
+    if pin is not None:
+        funcs.update({f'pinocchio|{k}': f for k, f in
+                      _pin_calls(pin, model, data, q, qd, qdd, tau).items()})
+        reference = pin.aba(model, data, q, qd, tau).copy()
+        for method in ('denoc', 'cholesky'):
+            checks[f'FD {method} vs aba'] = common.rel_error(
+                robot.forward_dynamics(q, qd, tau, method=method), reference)
+        checks['ID vs rnea'] = common.rel_error(robot.inverse_dynamics(q, qd, qdd),
+                                                pin.rnea(model, data, q, qd, qdd))
+        checks['GIM vs crba'] = common.rel_error(
+            robot.inertia_matrix(q), _symmetric(pin.crba(model, data, q)))
+    timings = common.compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
+    rows = []
+    for call in ours:
+        row = {'call': call, 'ours_us': timings[f'ours|{call}']['median_us'],
+               'ours': timings[f'ours|{call}']}
+        key = f'pinocchio|{peer_of.get(call, call)}'
+        if key in timings:
+            row['pinocchio_us'] = timings[key]['median_us']
+            row['pinocchio'] = timings[key]
+            row['ratio'] = common.ratio(timings, f'ours|{call}', key)
+            row['ratio_ours_over_pinocchio'] = row['ratio']['of_medians']
+        rows.append(row)
+    return {'robot': f'Panda {robot.n} DOF (tip panda_hand, fingers locked)', 'urdf': path,
+            'rows': rows, 'max_rel_error_vs_pinocchio': checks}
+
+
+def _pin_indices(model, names):
+    """Return the q and v indices of Pinocchio's joints ``names``."""
+    ids = [model.getJointId(name) for name in names]
+    return [model.idx_qs[i] for i in ids], [model.idx_vs[i] for i in ids]
+
+
+def baxter(opts, pin) -> dict:
+    """
+    Time one FD of the whole Baxter tree (mimic grippers) against Pinocchio.
+
+    ``pin.aba`` refuses a model with mimic joints (Pinocchio 4.1: "This algorithm does
+    not support Joint Mimic type"), so the peers are ``aba`` on the model without
+    mimic (the same bodies, each mimic joint a free coordinate at G q + b) and the
+    same constrained system as ours, ``crba`` + ``nonLinearEffects`` on the mimic
+    model and a LAPACK Cholesky solve.
+    """
+    robots = common.example_robot_data_dir()
+    if robots is None or not (robots / BAXTER_RELATIVE).is_file():
+        return {'available': False, 'reason': 'example-robot-data has no Baxter URDF'}
+    path = robots / BAXTER_RELATIVE
+    robot = common.load_urdf(str(path))
+    result = {'robot': f'Baxter, whole tree: {robot.n} coordinates, {robot.n_bodies} bodies, '
+                       f'mimic joints {sorted(robot.mimic_joints)}', 'urdf': str(path),
+              'n': robot.n, 'n_bodies': robot.n_bodies}
+    rng = np.random.default_rng(opts.seed + 16)
+    q, qd, tau = common.random_states(rng, robot)
+    funcs = {'ours': lambda: robot.forward_dynamics(q, qd, tau)}
+    if pin is not None:
+        from scipy.linalg import cho_factor, cho_solve
+        free = pin.buildModelFromUrdf(str(path))          # mimic joints free
+        free_data = free.createData()
+        iq, iv = _pin_indices(free, robot.body_joint_names)
+        fq, fv, ft = pin.neutral(free), np.zeros(free.nv), np.zeros(free.nv)
+        fq[iq], fv[iv] = robot.body_positions(q), robot.body_positions(qd) - (
+            robot.body_positions(np.zeros(robot.n)))
+        ft[iv] = np.zeros(robot.n_bodies)
+        ft[_pin_indices(free, robot.joint_names)[1]] = tau
+        funcs['pin aba (mimic=False)'] = lambda: pin.aba(free, free_data, fq, fv, ft)
+        mimic = pin.buildModelFromUrdf(str(path), mimic=True)
+        mimic_data = mimic.createData()
+        mq, mv = _pin_indices(mimic, robot.joint_names)
+        pq, pv, pt = pin.neutral(mimic), np.zeros(mimic.nv), np.zeros(mimic.nv)
+        pq[mq], pv[mv], pt[mv] = q, qd, tau
+
+        def constrained():
+            bias = pin.nonLinearEffects(mimic, mimic_data, pq, pv)
+            M = pin.crba(mimic, mimic_data, pq)
+            return cho_solve(cho_factor(M, lower=False, check_finite=False), pt - bias,
+                             check_finite=False)
+
+        funcs['pin crba + Cholesky (mimic=True)'] = constrained
+        result['pinocchio_models'] = {'aba': f'buildModelFromUrdf: nv {free.nv}',
+                                      'crba': f'buildModelFromUrdf(mimic=True): nv {mimic.nv}'}
+        result['rel_error_vs_pin_crba_cholesky'] = common.rel_error(
+            robot.forward_dynamics(q, qd, tau), constrained()[mv])
+    timings = common.compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
+    result['us'] = {name: t['median_us'] for name, t in timings.items()}
+    result['timings'] = timings
+    result['ratios'] = {name: common.ratio(timings, 'ours', name)
+                        for name in timings if name != 'ours'}
+    return result
 
 
 def run(opts) -> dict:
     """Time the single-state calls; return the section's results."""
     pin = common.import_pinocchio()
-    robot, model, data, path = common.panda(pin)
-    rng = np.random.default_rng(opts.seed)
-    q, qd, tau = common.random_states(rng, robot)
-    qdd = rng.normal(size=robot.n)
-
-    ours = {
-        'FD auto': lambda: robot.forward_dynamics(q, qd, tau),
-        'FD denoc': lambda: robot.forward_dynamics(q, qd, tau, method='denoc'),
-        'FD cholesky': lambda: robot.forward_dynamics(q, qd, tau, method='cholesky'),
-        'FD dense': lambda: robot.forward_dynamics(q, qd, tau, method='dense'),
-        'ID': lambda: robot.inverse_dynamics(q, qd, qdd),
-        'bias forces': lambda: robot.bias_forces(q, qd),
-        'kinematics': lambda: robot.kinematics(q),
-        'GIM': lambda: robot.inertia_matrix(q),
-        'UDU': lambda: robot.udu(q),
-        'inverse GIM': lambda: robot.inverse_inertia_matrix(q),
-    }
-    peer_of = {'FD auto': 'FD', 'FD denoc': 'FD', 'FD cholesky': 'FD', 'FD dense': 'FD'}
-    funcs = {('ours', k): f for k, f in ours.items()}
-    checks = {}
-    if pin is not None:
-        pin_calls = _pin_calls(pin, model, data, q, qd, qdd, tau)
-        funcs.update({('pinocchio', k): f for k, f in pin_calls.items()})
-        reference = pin.aba(model, data, q, qd, tau).copy()
-        for method in ('auto', 'denoc', 'cholesky', 'dense'):
-            checks[f'FD {method} vs aba'] = common.rel_error(
-                robot.forward_dynamics(q, qd, tau, method=method), reference)
-        checks['ID vs rnea'] = common.rel_error(robot.inverse_dynamics(q, qd, qdd),
-                                                pin.rnea(model, data, q, qd, qdd))
-    rtb_calls, rtb_note = _rtb_calls(path, q, qd, qdd, tau)
-    if rtb_calls:
-        funcs.update({('roboticstoolbox', k): f for k, f in rtb_calls.items()})
-
-    progress = common.Progress(1, NAME)
-    timings = common.compare({f'{who}|{k}': f for (who, k), f in funcs.items()},
-                             repeats=opts.repeats, target=opts.repeat_time)
-    progress.step(f'{len(funcs)} calls timed')
-
-    rows = []
-    for call in ours:
-        peer = peer_of.get(call, call)
-        row = {'call': call, 'ours_us': timings[f'ours|{call}']['median_us'],
-               'ours': timings[f'ours|{call}']}
-        for who in ('pinocchio', 'roboticstoolbox'):
-            key = f'{who}|{peer}'
-            if key in timings:
-                row[f'{who}_us'] = timings[key]['median_us']
-                row[who] = timings[key]
-                row[f'ratio_ours_over_{who}'] = row['ours_us'] / row[f'{who}_us']
-        rows.append(row)
-    fd = {row['call']: row for row in rows}
-    fd_auto = fd['FD auto']['ours_us']
-    return {
-        'robot': f'Panda {robot.n} DOF (tip panda_hand, fingers locked)',
-        'urdf': path,
-        'auto_method': auto_method(robot, q, qd, tau),
-        'AUTO_DENOC_MIN_DOF': _auto_min_dof(),
-        'rows': rows,
-        'pinocchio_peers': {'FD': 'aba', 'ID': 'rnea', 'bias forces': 'nonLinearEffects',
-                            'kinematics': 'forwardKinematics', 'GIM': 'crba',
-                            'UDU': 'crba + cholesky.decompose',
-                            'inverse GIM': 'computeMinverse'},
-        'roboticstoolbox': rtb_note,
-        'max_rel_error_vs_pinocchio': checks,
-        'targets': [{
-            'name': 'single-state FD (Panda 7-DOF, method auto) median',
-            'value': fd_auto, 'unit': 'us', 'target': f'<= {FD_TARGET_US:g} us',
-            'pass': fd_auto <= FD_TARGET_US,
-        }],
-    }
-
-
-def auto_method(robot, q, qd, tau) -> str:
-    """Return which method ``method='auto'`` used here, by comparing the results."""
-    auto = robot.forward_dynamics(q, qd, tau)
-    for method in ('dense', 'cholesky', 'denoc'):
-        if np.array_equal(auto, robot.forward_dynamics(q, qd, tau, method=method)):
-            return method
-    return 'unknown'
-
-
-def _auto_min_dof():
-    from denoc_dynamics.core import robot as robot_module
-    return getattr(robot_module, 'AUTO_DENOC_MIN_DOF', None)
+    progress = common.Progress(2, NAME)
+    result = panda(opts, pin)
+    progress.step('Panda')
+    result['baxter'] = baxter(opts, pin)
+    progress.step('Baxter')
+    result['pinocchio_peers'] = {'FD': 'aba', 'ID': 'rnea', 'bias forces': 'nonLinearEffects',
+                                 'GIM': 'crba', 'UDU': 'crba + cholesky.decompose',
+                                 'inverse GIM': 'computeMinverse'}
+    result['targets'] = []
+    for row in result['rows']:
+        if row['call'] in ('FD default', 'FD denoc') and 'ratio' in row:
+            r = row['ratio']
+            result['targets'].append(common.target(
+                f'one FD, Panda, {row["call"]}: ours / pin.aba', r['of_medians'], 'x',
+                f'<= {FD_RATIO_TARGET:g}', r['of_medians'] <= FD_RATIO_TARGET,
+                spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
+                       f'of minima {r["of_minima"]:.2f}',
+                figures=f'{row["ours_us"]:.2f} us / pin.aba {row["pinocchio_us"]:.2f} us'))
+    b = result['baxter']
+    if 'pin aba (mimic=False)' in b.get('ratios', {}):
+        r = b['ratios']['pin aba (mimic=False)']
+        result['targets'].append(common.target(
+            'one FD, Baxter whole tree (mimic grippers): ours / pin.aba (mimic free)',
+            r['of_medians'], 'x',
+            f'<= {BAXTER_RATIO_TARGET:g}', r['of_medians'] <= BAXTER_RATIO_TARGET,
+            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
+                   f'of minima {r["of_minima"]:.2f}',
+            figures=f'{b["us"]["ours"]:.1f} us / pin.aba {b["us"]["pin aba (mimic=False)"]:.1f}'
+                    f' us (pin CRBA + Cholesky {b["us"]["pin crba + Cholesky (mimic=True)"]:.1f}'
+                    ' us)'))
+    return result
 
 
 if __name__ == '__main__':

@@ -72,7 +72,8 @@ def sampled(robot, law_name, rate, duration, pose, delay=0) -> dict:
     from denoc_dynamics.computed_torque import ComputedTorque, PDGravity, sampled_loop
     from denoc_dynamics.simulation import PhysicsParameters, Simulation
     from denoc_dynamics.trajectory import check_trajectory, demo_trajectory, Trajectory
-    sim = Simulation(robot, PhysicsParameters(physics_rate=PHYSICS_RATE, command_timeout=0.0),
+    sim = Simulation(robot, PhysicsParameters(physics_rate=PHYSICS_RATE, fd_method='denoc',
+                                              command_timeout=0.0),
                      initial_positions=pose, start_mode='running')
     chain = robot.chain
     checked = check_trajectory(robot.joint_names, chain.lower, chain.upper, robot.joint_names,

@@ -53,6 +53,8 @@ def _import_package():
 denoc_dynamics = _import_package()
 
 load_urdf = denoc_dynamics.load_urdf
+sys.path.insert(0, str(REPO / 'denoc_dynamics' / 'test'))
+urdf_factory = importlib.import_module('urdf_factory')   # the tests' URDF generators
 example_robot_data_dir = importlib.import_module('denoc_dynamics.resources').example_robot_data_dir
 
 
@@ -136,11 +138,34 @@ def compare(funcs: dict, repeats: int = 15, target: float = 0.05, budget: float 
 
 
 def stats(per_call: list, number: int = 1) -> dict:
-    """Return median / min / quartiles of per-call times, in microseconds."""
-    us = sorted(1e6 * t for t in per_call)
-    quartiles = statistics.quantiles(us, n=4) if len(us) >= 2 else [us[0]] * 3
-    return {'median_us': statistics.median(us), 'min_us': us[0], 'q1_us': quartiles[0],
-            'q3_us': quartiles[2], 'repeats': len(us), 'calls_per_repeat': number}
+    """Return median / min / quartiles of per-call times [us], and the samples in order."""
+    us = [1e6 * t for t in per_call]
+    ordered = sorted(us)
+    quartiles = statistics.quantiles(ordered, n=4) if len(us) >= 2 else [us[0]] * 3
+    return {'median_us': statistics.median(ordered), 'min_us': ordered[0],
+            'q1_us': quartiles[0], 'q3_us': quartiles[2], 'repeats': len(us),
+            'calls_per_repeat': number, 'samples_us': us}
+
+
+def ratio(timings: dict, ours: str, peer: str) -> dict:
+    """
+    Return ours / peer from one :func:`compare`: of the medians, of the minima, and spread.
+
+    ``paired`` are the ratios repeat by repeat (the two ran next to each other), given
+    as median and quartiles (the spread over the run).
+    """
+    a, b = timings[ours], timings[peer]
+    paired = sorted(x / y for x, y in zip(a['samples_us'], b['samples_us']))
+    quartiles = statistics.quantiles(paired, n=4) if len(paired) >= 2 else [paired[0]] * 3
+    return {'of_medians': a['median_us'] / b['median_us'], 'of_minima': a['min_us'] / b['min_us'],
+            'paired_median': statistics.median(paired), 'paired_q1': quartiles[0],
+            'paired_q3': quartiles[2], 'paired_min': paired[0], 'paired_max': paired[-1]}
+
+
+def target(name: str, value: float, unit: str, goal: str, passed: bool, **extra) -> dict:
+    """Return one target entry of a section (see run_all.summary)."""
+    return dict({'name': name, 'value': value, 'unit': unit, 'target': goal,
+                 'pass': bool(passed)}, **extra)
 
 
 # --------------------------------------------------------------------------- progress
@@ -238,16 +263,22 @@ def pin_data_bytes(n: int) -> float:
     return 64.0 * n ** 3 + 2e6
 
 
-def mem_available() -> float:
-    """Return MemAvailable from /proc/meminfo [bytes] (8 GB if unreadable)."""
+def meminfo(key: str = 'MemAvailable') -> float:
+    """Return the ``key`` line of /proc/meminfo [bytes] (NaN if unreadable)."""
     try:
         with open('/proc/meminfo') as f:
             for line in f:
-                if line.startswith('MemAvailable:'):
+                if line.startswith(key + ':'):
                     return float(line.split()[1]) * 1024.0
     except OSError:
         pass
-    return 8e9
+    return float('nan')
+
+
+def mem_available() -> float:
+    """Return the memory available [bytes] (8 GB if /proc/meminfo is unreadable)."""
+    value = meminfo('MemAvailable')
+    return value if math.isfinite(value) else 8e9
 
 
 def panda(pin=None):
@@ -274,8 +305,10 @@ def panda(pin=None):
 
 def random_states(rng, robot, count=None, q_scale=None):
     """Return (q, qd, tau): q uniform within the limits (+-pi if none), qd, tau normal."""
-    lower = np.where(np.isfinite(robot.chain.lower), robot.chain.lower, -np.pi)
-    upper = np.where(np.isfinite(robot.chain.upper), robot.chain.upper, np.pi)
+    coordinates = robot.chain.coordinates          # the bodies that are no mimic joint
+    lower, upper = robot.chain.lower[coordinates], robot.chain.upper[coordinates]
+    lower = np.where(np.isfinite(lower), lower, -np.pi)
+    upper = np.where(np.isfinite(upper), upper, np.pi)
     shape = (robot.n,) if count is None else (count, robot.n)
     q = rng.uniform(lower, upper, size=shape)
     qd = rng.normal(0.0, 1.0, size=shape)
@@ -283,47 +316,15 @@ def random_states(rng, robot, count=None, q_scale=None):
     return q, qd, tau
 
 
-def _v(x) -> str:
-    return ' '.join(repr(float(v)) for v in x)
-
-
 def random_chain_urdf(n: int, seed: int = 0) -> str:
     """
     Return a URDF string of a random serial chain of n revolute joints.
 
-    Random unit axes, joint origins (offsets up to 0.2 m, any orientation), masses
-    (0.5-2 kg), mass centres and physically consistent inertia tensors (principal
-    moments of a solid box, randomly rotated).  Every joint is ``revolute`` with
-    limits, so Pinocchio gives it one configuration coordinate, as we do.
+    The tests' generator (``test/urdf_factory.random_chain_urdf``) without prismatic
+    joints or welded links, so that both libraries see n revolute bodies.
     """
-    rng = np.random.default_rng(seed)
-    parts = [f'<robot name="random_chain_{n}"><link name="base_link"/>']
-    parent = 'base_link'
-    for i in range(1, n + 1):
-        m = float(rng.uniform(0.5, 2.0))
-        a, b, c = rng.uniform(0.02, 0.2, 3)
-        principal = m / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-        inertia = Q @ np.diag(principal) @ Q.T
-        com = rng.uniform(-0.1, 0.1, 3)
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        xyz = rng.uniform(-0.2, 0.2, 3)
-        rpy = rng.uniform(-np.pi, np.pi, 3)
-        parts.append(
-            f'<link name="link{i}"><inertial><origin xyz="{_v(com)}" rpy="0 0 0"/>'
-            f'<mass value="{m!r}"/><inertia ixx="{float(inertia[0, 0])!r}" '
-            f'ixy="{float(inertia[0, 1])!r}" ixz="{float(inertia[0, 2])!r}" '
-            f'iyy="{float(inertia[1, 1])!r}" iyz="{float(inertia[1, 2])!r}" '
-            f'izz="{float(inertia[2, 2])!r}"/></inertial></link>')
-        parts.append(
-            f'<joint name="joint{i}" type="revolute"><parent link="{parent}"/>'
-            f'<child link="link{i}"/><origin xyz="{_v(xyz)}" rpy="{_v(rpy)}"/>'
-            f'<axis xyz="{_v(axis)}"/>'
-            '<limit lower="-3.14" upper="3.14" effort="100" velocity="5"/></joint>')
-        parent = f'link{i}'
-    parts.append('</robot>')
-    return ''.join(parts)
+    return urdf_factory.random_chain_urdf(np.random.default_rng(seed), n, prismatic=0.0,
+                                          fixed=0.0, name=f'random_chain_{n}')
 
 
 def rel_error(actual, expected) -> float:
@@ -396,7 +397,7 @@ def metadata(args: list) -> dict:
         'date': datetime.datetime.now().astimezone().isoformat(timespec='seconds'),
         'machine': {
             'cpu': cpu_model(), 'logical_cpus': os.cpu_count(), 'usable_cpus': affinity,
-            'memory_gb': round(_mem_total() / 1e9, 1),
+            'memory_gb': round(meminfo('MemTotal') / 1e9, 1),
             'platform': platform.platform(), 'load_average': list(os.getloadavg()),
         },
         'versions': {
@@ -415,17 +416,6 @@ def metadata(args: list) -> dict:
                         ('OPENBLAS_NUM_THREADS', 'RMW_IMPLEMENTATION', 'ROS_DOMAIN_ID')},
         'command': ' '.join(['benchmarks/run_all.py'] + list(args)),
     }
-
-
-def _mem_total() -> float:
-    try:
-        with open('/proc/meminfo') as f:
-            for line in f:
-                if line.startswith('MemTotal:'):
-                    return float(line.split()[1]) * 1024.0
-    except OSError:
-        pass
-    return float('nan')
 
 
 def write_json(path: Path, data: dict):

@@ -31,10 +31,8 @@ of 5 random states is shown.
 import sys
 
 import common  # noqa: F401  (first: sets the BLAS thread count)
+from common import urdf_factory
 import numpy as np
-
-sys.path.insert(0, str(common.REPO / 'denoc_dynamics' / 'test'))
-import urdf_factory  # noqa: E402
 
 EPS = np.finfo(float).eps
 DISTANCES = (0.0, 1.0, 10.0, 100.0, 1000.0)
@@ -61,11 +59,6 @@ def backward_error(M, qdd, phi):
     """Return ||M qdd - phi|| / (||M|| ||qdd|| + ||phi||) (2-norms)."""
     return np.linalg.norm(M @ qdd - phi) / (np.linalg.norm(M, 2) * np.linalg.norm(qdd)
                                             + np.linalg.norm(phi))
-
-
-def rel(a, b):
-    """Return ||a - b|| / ||b||."""
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 def measure(pin, urdf, states=5, seed=3):
@@ -95,12 +88,12 @@ def measure(pin, urdf, states=5, seed=3):
         H, _ = robot.composite_body(q, qd)
         scale = EPS * np.linalg.cond(M)
         row = {
-            'GIM': rel(robot.inertia_matrix(q), M),
-            'ID': rel(robot.inverse_dynamics(q, qd, qddp[idx]), tau_id),
-            'UDU': rel(U @ np.diag(dd) @ U.T, M),
-            'inv GIM': rel(robot.inverse_inertia_matrix(q), Minv),
-            'pin Minv': rel(Minv_pin, Minv),
-            'H (003)': rel(H, M),
+            'GIM': common.rel_error(robot.inertia_matrix(q), M),
+            'ID': common.rel_error(robot.inverse_dynamics(q, qd, qddp[idx]), tau_id),
+            'UDU': common.rel_error(U @ np.diag(dd) @ U.T, M),
+            'inv GIM': common.rel_error(robot.inverse_inertia_matrix(q), Minv),
+            'pin Minv': common.rel_error(Minv_pin, Minv),
+            'H (003)': common.rel_error(H, M),
             'FD eta/(eps cond)': backward_error(M, robot.forward_dynamics(q, qd, tau), tau - b)
             / scale,
             'FD denoc': backward_error(M, robot.forward_dynamics(q, qd, tau, method='denoc'),

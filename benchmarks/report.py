@@ -75,15 +75,17 @@ def markdown(results: dict) -> str:
     for name, section in results.get('sections', {}).items():
         for t in section.get('targets', []) if isinstance(section, dict) else []:
             targets.append([t['name'], _f(t['value'], 4) + ' ' + t.get('unit', ''),
-                            t['target'], '**pass**' if t['pass'] else '**FAIL**'])
+                            t['target'], '**pass**' if t['pass'] else '**FAIL**',
+                            t.get('spread', '')])
         if isinstance(section, dict) and section.get('available') is False:
-            targets.append([name, section.get('reason', 'not available'), '', 'n/a'])
+            targets.append([name, section.get('reason', 'not available'), '', 'n/a', ''])
         if isinstance(section, dict) and 'error' in section:
-            targets.append([name, 'section failed', '', 'n/a'])
-    out.append(_table(['target', 'measured', 'goal', 'result'], targets))
+            targets.append([name, 'section failed', '', 'n/a', ''])
+    out.append(_table(['target', 'measured', 'goal', 'result', 'spread / note'], targets))
     writers = [('single', _single), ('batch', _batch), ('scaling', _scaling),
-               ('fixman', _fixman), ('sim', _sim), ('tracking', _tracking),
-               ('node_latency', _latency), ('opcount', _opcount), ('load', _load)]
+               ('fixman', _fixman), ('sim', _sim),
+               ('tracking', _tracking), ('node_latency', _latency), ('opcount', _opcount),
+               ('load', _load), ('core_size', _core_size)]
     for key, writer in writers:
         section = results.get('sections', {}).get(key)
         if section is None:
@@ -94,30 +96,39 @@ def markdown(results: dict) -> str:
     return '\n'.join(out) + '\n'
 
 
+def _ratio_cell(r):
+    """Return 'x (q1..q3)' of a ratio entry of common.ratio."""
+    if not r:
+        return '-'
+    return f'{r["of_medians"]:.2f} ({r["paired_q1"]:.2f}..{r["paired_q3"]:.2f})'
+
+
 def _single(s):
     out = ['## Single-state calls, Panda 7-DOF (fingers locked)', '',
-           f'{s["robot"]}; `method="auto"` uses **{s["auto_method"]}** for one state '
-           f'(`AUTO_DENOC_MIN_DOF` = {s.get("AUTO_DENOC_MIN_DOF")}).  '
-           'Pinocchio peers: '
-           + ', '.join(f'{k}: `{v}`' for k, v in s['pinocchio_peers'].items())
-           + f'.  roboticstoolbox: {s["roboticstoolbox"]}.', '']
-    has_rtb = any('roboticstoolbox_us' in r for r in s['rows'])
-    header = ['call', 'ours [us]', 'Pinocchio [us]', 'ours / Pinocchio']
-    if has_rtb:
-        header += ['roboticstoolbox [us]', 'ours / rtb']
-    rows = []
-    for r in s['rows']:
-        row = [r['call'], _f(r['ours_us']), _f(r.get('pinocchio_us')),
-               _f(r.get('ratio_ours_over_pinocchio'))]
-        if has_rtb:
-            row += [_f(r.get('roboticstoolbox_us')),
-                    _f(r.get('ratio_ours_over_roboticstoolbox'))]
-        rows.append(row)
-    out.append(_table(header, rows))
+           f'{s["robot"]}.  Pinocchio peers: '
+           + ', '.join(f'{k}: `{v}`' for k, v in s['pinocchio_peers'].items()) + '.  '
+           'Ratio: of the medians, and in brackets the quartiles of the ratios taken repeat '
+           'by repeat (ours and the peer ran next to each other).', '']
+    rows = [[r['call'], _f(r['ours_us']), _f(r.get('pinocchio_us')), _ratio_cell(r.get('ratio'))]
+            for r in s['rows']]
+    out.append(_table(['call', 'ours [us]', 'Pinocchio [us]', 'ours / Pinocchio'], rows))
     checks = s.get('max_rel_error_vs_pinocchio', {})
     if checks:
         out += ['', 'Agreement with Pinocchio (relative error): '
                 + ', '.join(f'{k} {v:.1e}' for k, v in checks.items()) + '.']
+    b = s.get('baxter', {})
+    out += ['', '### Baxter, the whole tree', '']
+    if b.get('available') is False or 'us' not in b:
+        out.append(b.get('reason', 'not measured'))
+    else:
+        out.append(f'{b["robot"]}.  Pinocchio: {b.get("pinocchio_models")}; `pin.aba` refuses '
+                   'the mimic model, so it runs on the model with each mimic joint free; the '
+                   'constrained peer is CRBA + nonLinearEffects + LAPACK Cholesky on the mimic '
+                   f'model.  Agreement with it: {b.get("rel_error_vs_pin_crba_cholesky", 0):.1e}.')
+        out.append('')
+        rows = [[name, _f(us), '-' if name == 'ours' else _ratio_cell(b['ratios'][name])]
+                for name, us in b['us'].items()]
+        out.append(_table(['FD', 'median [us]', 'ours / this'], rows))
     if 'single' in PLOTS:
         out += ['', f'![single-state calls]({PLOTS["single"]})']
     return '\n'.join(out)
@@ -125,13 +136,17 @@ def _single(s):
 
 def _batch(s):
     out = [f'## Batched FD, {s["states"]} Panda states in one call', '',
-           f'`method="auto"` uses **{s.get("auto_method", "?")}** for this batch.  '
-           'Peer: a Python loop of `pin.aba` over the same states.  Ratio = Pinocchio '
-           "loop time per state / this call's time per state (> 1: faster).", '']
+           f'numba prange over the single-state kernel, {s.get("numba_threads")} threads '
+           f'(threading layer {s.get("numba_threading_layer")}).  Peer: a Python loop of '
+           '`pin.aba` over the same states.  Ratio = Pinocchio loop time per state / this '
+           "call's time per state (> 1: faster).", '']
     rows = [[r['call'], _f(r['per_call_ms']), _f(r['per_state_us']),
              _f(r.get('ratio_pin_loop_over_this'))] for r in s['rows']]
     out.append(_table(['call', 'whole batch [ms]', 'per state [us]', 'pin loop / this'],
                       rows))
+    if s.get('ratio'):
+        out += ['', f'pin loop / ours (denoc), repeat by repeat: quartiles '
+                f'{s["ratio"]["paired_q1"]:.2f}..{s["ratio"]["paired_q3"]:.2f}.']
     return '\n'.join(out)
 
 
@@ -144,13 +159,11 @@ def _scaling(s):
     rows = []
     for r in s['rows']:
         ratio = (r['denoc_us'] / r['cholesky_us']) if r.get('cholesky_us') else None
-        best = min(v for v in (r['denoc_us'], r['cholesky_us'], r.get('dense_us')) if v)
-        rows.append([r['n'], _f(r['denoc_us']), _f(r['cholesky_us']), _f(r.get('dense_us')),
-                     _f(ratio), _f(r.get('pin_aba_us')), _f(r.get('pin_crba_cholesky_us')),
-                     _f(best / r['pin_aba_us']) if r.get('pin_aba_us') else '-'])
-    out.append(_table(['n', 'ours denoc [us]', 'ours cholesky [us]', 'ours dense [us]',
-                       'denoc / cholesky', 'pin ABA [us]', 'pin CRBA+Cholesky [us]',
-                       'our fastest / pin ABA'], rows))
+        rows.append([r['n'], _f(r['denoc_us']), _f(r['cholesky_us']), _f(ratio),
+                     _f(r.get('pin_aba_us')), _f(r.get('pin_crba_cholesky_us')),
+                     _f(r['denoc_us'] / r['pin_aba_us']) if r.get('pin_aba_us') else '-'])
+    out.append(_table(['n', 'ours denoc [us]', 'ours cholesky [us]', 'denoc / cholesky',
+                       'pin ABA [us]', 'pin CRBA+Cholesky [us]', 'denoc / pin ABA'], rows))
     skipped = [f'n={r["n"]}' for r in s['rows'] if isinstance(r.get('pinocchio'), str)]
     if skipped:
         note = next(r['pinocchio'] for r in s['rows'] if isinstance(r.get('pinocchio'), str))
@@ -160,15 +173,11 @@ def _scaling(s):
     if xo.get('n') is not None:
         out.append(f'**Crossover**: our denoc path beats our cholesky path above '
                    f'n = {xo["n"]:.1f} ({xo["how"]}, log-log interpolation of the time '
-                   'ratio); suggested `AUTO_DENOC_MIN_DOF` = '
-                   f'{xo["suggested_AUTO_DENOC_MIN_DOF"]}.')
+                   'ratio).')
     else:
         out.append(f'**Crossover**: {xo.get("how", "?")} (denoc never faster in the range).')
-    xd = s.get('crossover_cholesky_beats_dense', {})
-    if xd.get('n') is not None:
-        out.append(f'\n**Crossover**: our cholesky path beats our dense path above '
-                   f'n = {xd["n"]:.1f} ({xd["how"]}); suggested `AUTO_DENSE_MAX_DOF` = '
-                   f'{xd["suggested_AUTO_DENSE_MAX_DOF"]}.')
+    if s.get('n200_denoc_over_aba'):
+        out.append(f'\n**n = 200**: denoc / pin ABA = {_ratio_cell(s["n200_denoc_over_aba"])}.')
     if s.get('denoc_t1000_over_t100') is not None:
         out.append(f'\n**t(1000)/t(100)** for denoc: {s["denoc_t1000_over_t100"]:.2f} '
                    '(10 for a linear algorithm).')
@@ -289,47 +298,43 @@ def _latency(s):
 
 
 def _load(s):
-    out = ['## Start-up: load_urdf in a fresh process', '',
+    out = ['## Start-up: import + load_urdf + first FD in a fresh process', '',
            f'Fresh Python processes, timed start to exit, alternating; median of '
-           f'{s["repeats"]} each ({s["robot"]}).', '']
-    rows = [[f'`{name}`', '`' + s['programs'][name].replace('\n', '; ') + '`',
-             _f(s['median_s'][name]), _f(s['min_s'][name]),
+           f'{s["repeats"]} each ({s["robot"]}), warm numba cache.  Cold compile (empty '
+           'NUMBA_CACHE_DIR) of the `first FD` program: '
+           f'**{s["cold_compile_first_fd_s"]:.1f} s**.',
+           '']
+    rows = [['`' + s['programs'][name].replace('\n', '; ') + '`',
+             _f(s['median_s'][name]), _f(s['min_s'][name]), _f(s.get('max_s', {}).get(name)),
              '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name])]
             for name in s['median_s']]
-    out.append(_table(['program', 'code', 'median [s]', 'min [s]', 'added [s]'], rows))
-    if 'load_urdf_over_yourdfpy_added' in s:
-        out += ['', f'load_urdf adds {s["load_urdf_over_yourdfpy_added"]:.2f}x what the '
-                'former parser (yourdfpy) adds.']
+    out.append(_table(['program', 'median [s]', 'min [s]', 'max [s]', 'added [s]'], rows))
+    return '\n'.join(out)
+
+
+def _core_size(s):
+    out = ['## Core size', '', f'`{s["core_dir"]}`: **{s["total_lines"]} lines** '
+           f'({s["total_code_lines"]} code lines: no blank, comment or docstring line).', '']
+    rows = [[name, m['lines'], m['code_lines'], m['functions'],
+             f'{m["longest"][0]} ({m["longest"][1]})' if m['longest'] else '-']
+            for name, m in s['modules'].items()]
+    out.append(_table(['module', 'lines', 'code lines', 'functions', 'longest function (lines)'],
+                      rows))
+    over = s.get('functions_over_target', [])
+    out += ['', 'Functions over 60 lines: ' + (', '.join(
+        f'{f["module"]}:{f["function"]} ({f["lines"]})' for f in over) or 'none') + '.']
     return '\n'.join(out)
 
 
 def _opcount(s):
+    import opcount
     out = ['## Operation counts', '',
-           f'Instrumented scalar run of the core code for n = {s["ns"][0]}..{s["ns"][-1]} '
-           '(random revolute chains); M = multiplications and divisions, A = additions and '
-           'subtractions.  Tiers: **all** numpy operations, **nonzero** without exact-zero '
-           'operands, **essential** also without multiplications by +-1.', '']
-    rows = []
-    for name, f in s['fits'].items():
-        for tier in ('all', 'nonzero', 'essential'):
-            rows.append([name if tier == 'all' else '', tier, f[f'{tier}_M']['formula'],
-                         f[f'{tier}_A']['formula'],
-                         _f(max(f[f'{tier}_M']['max_residual'],
-                                f[f'{tier}_A']['max_residual']), 2)])
-    out.append(_table(['operation', 'tier', 'M fit', 'A fit', 'max fit residual'], rows))
-    if s.get('numpy_object_dtype_errors'):
-        out += ['', 'numpy operations that failed on object arrays: ' + '; '.join(
-            f'{k}: `{v}`' for k, v in s['numpy_object_dtype_errors'].items())]
-    for name, p in s.get('papers', {}).items():
-        out += ['', f'**{name}** vs {p["source"]}: ({p["paper_M"]})M + ({p["paper_A"]})A', '']
-        rows = []
-        for n, r in p['at_n'].items():
-            rows.append([n, f'{r["paper_M"]:.0f} / {r["paper_A"]:.0f}'] + [
-                f'{r[f"{t}_M"]:.0f} ({r[f"{t}_M_over_paper"]:.2f}x) / '
-                f'{r[f"{t}_A"]:.0f} ({r[f"{t}_A_over_paper"]:.2f}x)'
-                for t in ('all', 'nonzero', 'essential')])
-        out.append(_table(['n', 'paper M / A', 'all M / A', 'nonzero M / A',
-                           'essential M / A'], rows))
+           f'The kernels run with NUMBA_DISABLE_JIT=1 on object arrays of counting scalars, '
+           f'n = {s["ns"][0]}..{s["ns"][-1]} (random revolute chains); M = multiplications and '
+           'divisions, A = additions and subtractions.  Tiers: **all** operations the loops '
+           'perform, **nonzero** without exact-zero operands.  Phases (indented) are the '
+           'functions of the core inside FD denoc and the GIM.', '']
+    out.append(opcount.table(s))
     out += ['', s['explanation'].strip(), '', f'![operation counts]({PLOTS["opcount"]})']
     return '\n'.join(out)
 
@@ -363,7 +368,6 @@ def _plot_scaling(plt, s):
     fig, ax = plt.subplots(figsize=(8, 5.5))
     styles = {'denoc': ('ours: DeNOC O(n) (method="denoc")', 'C0', 'o-'),
               'cholesky': ('ours: GIM + Cholesky O(n^3) (method="cholesky")', 'C3', 's-'),
-              'dense': ('ours: N^T M N + Cholesky O(n^3) (method="dense")', 'C2', '^-'),
               'pin_aba': ('Pinocchio ABA O(n)', 'C0', 'o--'),
               'pin_crba_cholesky': ('Pinocchio CRBA + Cholesky O(n^3)', 'C3', 's--')}
     for key, (label, color, style) in styles.items():
@@ -397,7 +401,7 @@ def _plot_scaling(plt, s):
 
 
 def _plot_single(plt, s):
-    order = ['FD auto', 'ID', 'GIM', 'UDU', 'inverse GIM']
+    order = ['FD default', 'ID', 'GIM', 'UDU', 'inverse GIM']
     rows = {r['call']: r for r in s['rows']}
     calls = [c for c in order if c in rows]
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -415,7 +419,7 @@ def _plot_single(plt, s):
                             ha='center', va='bottom', fontsize=7)
     ax.set_yscale('log')
     ax.set_xticks(range(len(calls)))
-    ax.set_xticklabels(['FD' if c == 'FD auto' else c for c in calls])
+    ax.set_xticklabels(['FD' if c == 'FD default' else c for c in calls])
     ax.set_ylabel('median time per call [us] (log)')
     ax.set_title('Panda 7-DOF single-state calls')
     ax.legend(fontsize=8)
@@ -429,19 +433,16 @@ def _plot_opcount(plt, s):
     papers = {'FD denoc': ((-335.0, 201.0), (-361.0, 193.0)),
               'GIM': ((-85.0, 38.5, 10.5), (-70.0, 39.0, 6.0))}
     for ax, name in zip(axes, ('FD denoc', 'GIM')):
-        ns = [e['n'] for e in s['per_n'] if name in e['counts']]
-        for tier, style in (('all', 'o-'), ('nonzero', 's-'), ('essential', '^-')):
+        series = s['per_n'][name]
+        for tier, style in (('all', 'o-'), ('nonzero', 's-')):
             for kind, color in (('M', 'C0'), ('A', 'C1')):
-                ys = [e['counts'][name][tier][kind] for e in s['per_n']
-                      if name in e['counts']]
-                ax.plot(ns, ys, style, color=color, markersize=3,
-                        alpha={'all': 0.4, 'nonzero': 0.7, 'essential': 1.0}[tier],
-                        label=f'{kind} {tier}')
-        if ns:
-            for coef, kind, color in ((papers[name][0], 'M', 'C0'),
-                                      (papers[name][1], 'A', 'C1')):
-                ax.plot(ns, [sum(c * n ** k for k, c in enumerate(coef)) for n in ns], ':',
-                        color=color, linewidth=2, label=f'{kind} paper')
+                points = series[f'{tier}_{kind}']
+                ns = [int(n) for n in points]
+                ax.plot(ns, list(points.values()), style, color=color, markersize=3,
+                        alpha={'all': 0.5, 'nonzero': 1.0}[tier], label=f'{kind} {tier}')
+        for coef, kind, color in ((papers[name][0], 'M', 'C0'), (papers[name][1], 'A', 'C1')):
+            ax.plot(ns, [sum(c * n ** k for k, c in enumerate(coef)) for n in ns], ':',
+                    color=color, linewidth=2, label=f'{kind} paper')
         ax.set_title(name)
         ax.set_xlabel('n')
         ax.set_ylabel('operations')
@@ -451,12 +452,29 @@ def _plot_opcount(plt, s):
     return fig
 
 
+def readme_table(results: dict) -> str:
+    """Return the short target table for the project README (markdown)."""
+    rows = []
+    for section in results.get('sections', {}).values():
+        for t in section.get('targets', []) if isinstance(section, dict) else []:
+            rows.append([t['name'], _f(t['value'], 3) + ' ' + t.get('unit', ''), t['target'],
+                         'yes' if t['pass'] else 'no', t.get('figures', '')])
+    date = results.get('meta', {}).get('date', '?')
+    machine = results.get('meta', {}).get('machine', {})
+    return (f'Measured {date[:10]} on {machine.get("cpu", "?")} ({machine.get("usable_cpus", "?")}'
+            ' cores, shared), ratios to the peer measured in the same run; '
+            'benchmarks/results/latest.md has the details.\n\n'
+            + _table(['what', 'measured', 'target', 'met', 'ours / peer (same run, medians)'],
+                     rows) + '\n')
+
+
 def write(results: dict, folder: Path):
     """Write latest.md and the plots into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     written = plots(results, folder)
     (folder / 'latest.md').write_text(markdown(results))
-    return [folder / 'latest.md'] + written
+    (folder / 'readme_table.md').write_text(readme_table(results))
+    return [folder / 'latest.md', folder / 'readme_table.md'] + written
 
 
 if __name__ == '__main__':
