@@ -19,7 +19,7 @@ where O_i is now), for which pd_i = t_i x p_i.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_matvec, add_motion_cross, dot, force_cross, matvec, njit
+from .spatial import add_motion_cross, body_inertia_times, dot, force_cross, njit
 from .spatial import twist_to_child, wrench_to_parent
 
 
@@ -56,9 +56,9 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
             if qdd is not None:
                 td[i, k] += p[i, k] * qdd[i]
         add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i
-        matvec(M[i], t[i], w[i])                                    # M_i t_i
+        body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
-        add_matvec(M[i], td[i], w[i])                               # 000 eq. 17
+        body_inertia_times(M[i], td[i], w[i], True)                 # 000 eq. 17
         f = f_ext[i]
         w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]          # moment about O_i
         w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]

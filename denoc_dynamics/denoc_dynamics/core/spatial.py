@@ -128,13 +128,30 @@ def force_cross(t, f, out):
 
 
 @njit_inline
-def add_matvec(X, s, out):
-    """Add X s to out, for a square X."""
-    for i in range(X.shape[0]):
-        acc = 0.0
-        for j in range(X.shape[1]):
-            acc += X[i, j] * s[j]
-        out[i] += acc
+def body_inertia_times(M, s, out, add):
+    """
+    Write (or with ``add``, add) M s into out for a body's M = [[I, [h x]], [-[h x], m 1]].
+
+    The extended mass of one body about its joint origin (000 eq. 15 moved to O_i):
+    M s = [I s_w + h x s_v; m s_v - h x s_w], 24 multiplications instead of 36.
+    """
+    h0, h1, h2, m = M[2, 4], M[0, 5], M[1, 3], M[3, 3]
+    w0, w1, w2, v0, v1, v2 = s[0], s[1], s[2], s[3], s[4], s[5]
+    n0 = M[0, 0] * w0 + M[0, 1] * w1 + M[0, 2] * w2 + h1 * v2 - h2 * v1
+    n1 = M[1, 0] * w0 + M[1, 1] * w1 + M[1, 2] * w2 + h2 * v0 - h0 * v2
+    n2 = M[2, 0] * w0 + M[2, 1] * w1 + M[2, 2] * w2 + h0 * v1 - h1 * v0
+    f0 = m * v0 - h1 * w2 + h2 * w1
+    f1 = m * v1 - h2 * w0 + h0 * w2
+    f2 = m * v2 - h0 * w1 + h1 * w0
+    if add:
+        out[0] += n0
+        out[1] += n1
+        out[2] += n2
+        out[3] += f0
+        out[4] += f1
+        out[5] += f2
+    else:
+        out[0], out[1], out[2], out[3], out[4], out[5] = n0, n1, n2, f0, f1, f2
 
 
 @njit_inline

@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, matvec, move_wrench, njit
+from .spatial import dot, inertia_to_parent, move_wrench, njit
 
 
 @njit
@@ -47,12 +47,16 @@ def udu(reals, ints, q, workspace, U, m_hat_out):
 @njit
 def articulated_bodies(model, data):
     """Fill psi_k, m^_k and M^_k at the kinematics in ``data`` (000 eq. 35, 002 eq. 11)."""
-    lam = model[0]
+    lam, prismatic = model[0], model[1]
     n = lam.shape[0]
-    r, p, M, M_hat, psi, m_hat = data[1], data[3], data[4], data[11], data[12], data[13]
+    r, e, p, M, M_hat, psi, m_hat = (data[1], data[2], data[3], data[4], data[11], data[12],
+                                     data[13])
     M_hat[:] = M
     for k in range(n - 1, -1, -1):
-        matvec(M_hat[k], p[k], psi[k])                              # psi^_k = M^_k p_k
+        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
+        for a in range(6):                                          # psi^_k = M^_k p_k
+            psi[k, a] = (M_hat[k, a, c] * e[k, 0] + M_hat[k, a, c + 1] * e[k, 1]
+                         + M_hat[k, a, c + 2] * e[k, 2])
         m_hat[k] = dot(p[k], psi[k])
         inverse = 1.0 / m_hat[k]
         if lam[k] >= 0:
