@@ -556,7 +556,7 @@ class Simulation:
                 return steps
             servo = self.joint_commanded
             stretch = self._servo_events() if servo else self._effort_events()
-            stretch = int(min(stretch, steps - done))
+            stretch = max(1, int(min(stretch, steps - done)))
             taken, status, speed = self._physics.advance(
                 stretch, servo, self.h, self._integrator, self.params.divergence_velocity)
             self.steps += taken
@@ -600,8 +600,11 @@ class Simulation:
         """Return a one-line description of the physics settings."""
         p = self.params
         hz = self.stop_omega / (2.0 * math.pi)
+        dynamics = FD_DESCRIPTIONS[p.fd_method]
+        if self.robot.n < self.robot.n_bodies:
+            dynamics = 'the constrained GIM + Cholesky of the mimic joints (compiled)'
         return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz on '
-                f'{FD_DESCRIPTIONS[p.fd_method]}, limit stops '
+                f'{dynamics}, limit stops '
                 f'{hz.min():.1f}-{hz.max():.1f} Hz (zeta {p.limit_stop_damping_ratio:g}), '
                 f'friction v_eps {self.friction_velocity.min():.3g}-'
                 f'{self.friction_velocity.max():.3g}')
@@ -619,7 +622,7 @@ def _first_step_after(h: float, time: float, timeout: float, start: int) -> int:
 
 def compile_simulation() -> float:
     """
-    Compile the physics kernels (:mod:`.physics`) into numba's cache; return the seconds.
+    Compile the physics kernels (:mod:`.physics`) into their disk cache; return the seconds.
 
     One run of each integrator on the warm-up tree of :mod:`.core.warm_up` (a mimic
     and a prismatic joint), on the effort and the servo path, with a velocity limit

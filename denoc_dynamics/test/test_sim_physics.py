@@ -77,10 +77,17 @@ def test_the_compiled_step_is_the_python_reference(name, integrator):
     np.testing.assert_allclose(sims[0].q_ref, sims[1].q_ref, rtol=0, atol=1e-9)
 
 
+def test_the_start_up_line_names_the_forward_dynamics():
+    assert "Saha's O(n) forward dynamics" in Simulation(ARMS['arm7']).describe()
+    assert 'O(n^3)' in Simulation(ARMS['arm7'], PhysicsParameters(fd_method='cholesky')).describe()
+    assert 'mimic' in Simulation(ARMS['arm7_gripper']).describe()
+
+
 def test_the_arm_with_a_mimic_gripper_simulates():
     robot = ARMS['arm7_gripper']
     assert robot.n < robot.n_bodies
     sim = Simulation(robot, initial_positions=_middle(robot), start_mode='running')
+    assert 'mimic' in sim.describe()
     sim.advance(500)
     assert sim.failure is None and np.abs(sim.q - _middle(robot)).max() > 0.05
 
