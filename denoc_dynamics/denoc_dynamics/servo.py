@@ -2,17 +2,17 @@
 The joint drives of the simulated arm in a real arm's modes: effort, position, velocity.
 
 Per joint, a drive takes one of three modes (:data:`EFFORT`, :data:`POSITION`,
-:data:`VELOCITY`), all held in plain arrays so that the physics step can call
-:func:`servo_efforts` once per step (at the physics rate, 1 kHz by default: fast
-enough for a PD loop on a wrist of 0.0005 kg m^2, which the 100 Hz command rate is
-not):
+:data:`VELOCITY`), all held in plain arrays that the compiled physics step reads
+once per step (:func:`.physics.drive_efforts`, the laws of :func:`servo_efforts`), at
+the physics rate (1 kHz by default: fast enough for a PD loop on a wrist of
+0.0005 kg m^2, which the 100 Hz command rate is not):
 
 * effort: ``tau = tau_cmd``;
 * position: ``tau = kp (q_ref - q) + kd (qd_ref - qd) + tau_ff + tau_cmd``, a joint
   PD servo (``qd_ref`` zero unless a velocity is commanded) with the model's
   compensation ``tau_ff``;
 * velocity: the same law on a reference that moves on at the commanded velocity
-  ``qd_ref`` from where the joint was (:func:`advance_velocity_references`): a
+  ``qd_ref`` from where the joint was (:func:`.physics.drive_efforts`): a
   velocity loop whose integral action is the position error, as a drive's velocity
   mode has, so that friction leaves no velocity error;
 
@@ -53,21 +53,6 @@ def servo_efforts(mode, tau_cmd, q_ref, qd_ref, kp, kd, tau_ff, q, qd, effort_li
     servo = mode != EFFORT
     tau = tau_cmd + np.where(servo, kp * (q_ref - q) + kd * (qd_ref - qd) + tau_ff, 0.0)
     return np.minimum(np.maximum(tau, -effort_limit), effort_limit)
-
-
-def advance_velocity_references(mode, q_ref, qd_ref, q, h, lower, upper, max_error):
-    """
-    Move the references of the :data:`VELOCITY` joints on by ``h qd_ref``, in place.
-
-    A reference stays within the joint limits ``lower``, ``upper`` and within
-    ``max_error`` of the joint's position ``q`` (anti-windup: the error at which the
-    drive's effort saturates, ``effort_limit / kp``).
-    """
-    moving = mode == VELOCITY
-    if moving.any():
-        ref = np.minimum(np.maximum(q_ref + h * qd_ref, lower), upper)
-        ref = np.minimum(np.maximum(ref, q - max_error), q + max_error)
-        q_ref[moving] = ref[moving]
 
 
 def default_gains(inertia, h: float, frequency: float, damping_ratio: float):

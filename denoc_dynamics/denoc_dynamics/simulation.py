@@ -1,29 +1,27 @@
 """
-A simulated serial arm driven by the DeNOC forward dynamics (no ROS in here).
+A simulated arm on the DeNOC forward dynamics (no ROS here): modes, commands, diagnostics.
 
 The sim node (:mod:`denoc_dynamics.ros.sim_node`) is a thin ROS wrapper around the
-classes of this module, which can be tested and benchmarked in-process:
+classes of this module and :mod:`.runner`, which can be tested and benchmarked
+in-process.  The work is split along its jobs:
 
-* :class:`Simulation` holds the state x = [q, qd] and integrates
-  ``qdd = FD(q, qd, tau)`` with a fixed step.  Every integrator goes through the one
-  :meth:`Simulation.acceleration` (``qdd = FD(q, qd, tau + passive(q, qd))``):
-  classic Runge-Kutta 4 (``rk4``), Adams-Bashforth 4 (``ab4``, started by three RK4
-  steps) and semi-implicit (symplectic) Euler (``semi_implicit_euler``).
-* Passive joint physics from the URDF: viscous damping ``-damping * qd``, a smooth
-  Coulomb friction ``-friction * tanh(qd / v_eps)``, and the position limits as a
-  one-sided spring-damper stop.  The commanded torque is clamped to ``<limit effort>``,
-  and the joint's drive cannot push it faster than ``<limit velocity>``
-  (:meth:`Simulation.drive`).
-* Joint drives in a real arm's modes (:mod:`.servo`): effort commands
+* :class:`Simulation` (here) holds the state x = [q, qd], the modes (hold, running,
+  paused, stopped, failed), the commands and their timeouts, and the diagnostics;
+* :mod:`.physics` integrates ``qdd = FD(q, qd, tau + passive(q, qd))`` with a fixed
+  step, in one compiled call per stretch of steps over which the commands stay put
+  (a publish period): classic Runge-Kutta 4 (``rk4``), Adams-Bashforth 4 (``ab4``,
+  started by three RK4 steps) and semi-implicit (symplectic) Euler
+  (``semi_implicit_euler``), on Saha's O(n) forward dynamics; the passive joint
+  physics from the URDF (viscous damping ``-damping * qd``, a smooth Coulomb friction
+  ``-friction * tanh(qd / v_eps)``, the position limits as one-sided spring-damper
+  stops); the drives, in a real arm's modes (:mod:`.servo`): effort commands
   (:meth:`Simulation.set_command`), or per joint position and velocity servos at the
-  physics rate, with the model's gravity and bias forces evaluated once a publish
-  period and held (:meth:`Simulation.set_joint_command`).
-* :class:`SimulationRunner` steps the simulation in chunks of one publish period,
-  paces it to a real-time factor, measures the achieved one
-  (:class:`RealTimeFactorMeter`) and calls back once per chunk to publish.  It owns the
-  simulated time: :meth:`SimulationRunner.tick` advances what is due now, so that the
-  sim node drives it from a timer of its executor, in the one thread that also runs
-  the ROS callbacks (no second Python thread competes for the GIL).
+  physics rate with the model's gravity and bias forces evaluated once a publish
+  period and held (:meth:`Simulation.set_joint_command`), each clamped to ``<limit
+  effort>`` and holding its joint within ``<limit velocity>``
+  (:func:`.physics.hold_velocity_limits`);
+* :mod:`.runner` steps the simulation in chunks of one publish period, paces it to a
+  real-time factor and measures the achieved one.
 
 Stability of explicit integrators: per joint, the passive terms form a damped
 oscillator ``I s^2 + c s + k`` (I the joint's effective inertia; c the viscous damping
@@ -40,19 +38,20 @@ too much for the integrator at this step.
 
 from dataclasses import dataclass
 import math
-import threading
 import time
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
-from .computed_torque import joint_friction
-from .core.robot import FD_METHODS
-from .servo import advance_velocity_references
+from . import physics
+from .core.robot import FD_METHODS, load_urdf_xml, Robot
+from .core.warm_up import WARM_UP_TREE
+from .physics import Physics
+from .reference_physics import ReferencePhysics
+from .runner import RealTimeFactorMeter, SimulationRunner, Snapshot  # noqa: F401
 from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION
-from .servo import servo_efforts
 from .servo import VELOCITY
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
@@ -68,12 +67,9 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
 
-#: At most this many passes of the velocity-limit cut per step (:meth:`Simulation.drive`):
-#: a cut on one joint changes the others' accelerations through the coupling.
-DRIVE_PASSES = 3
-
-#: Adams-Bashforth 4 weights of f_n, f_n-1, f_n-2, f_n-3 (times h / 24).
-AB4_WEIGHTS = (55.0, -59.0, 37.0, -9.0)
+#: What the start-up log says the forward dynamics is, per ``fd_method``.
+FD_DESCRIPTIONS = {'denoc': "Saha's O(n) forward dynamics (compiled)",
+                   'cholesky': 'composite-body GIM + Cholesky, O(n^3) (compiled)'}
 
 
 class HeldCommand:
@@ -207,6 +203,10 @@ class Simulation:
     (a joint speed above ``divergence_velocity``, or a failed dynamics call) stops the
     integration: :attr:`failure` says why, the last good state is kept, and
     :meth:`reset` clears it.
+
+    The steps run in :mod:`.physics`, compiled, a stretch of steps per call; a robot
+    that is not a :class:`~.core.robot.Robot` (a stand-in with its own
+    ``forward_dynamics``) is stepped by :mod:`.reference_physics` instead.
     """
 
     def __init__(self, robot, params: Optional[PhysicsParameters] = None,
@@ -215,28 +215,31 @@ class Simulation:
         self.robot = robot
         self.params = params = params if params is not None else PhysicsParameters()
         params.check()
-        # the state is checked after every step (finite, below divergence_velocity)
-        self._method = params.fd_method
-        self._integrate = {'rk4': self._rk4, 'ab4': self._ab4,
-                           'semi_implicit_euler': self._semi_implicit_euler}
         if start_mode not in START_MODES:
             raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
         self.start_mode = start_mode
         n = self.n = robot.n
         joints = robot.joints
         self.h = 1.0 / params.physics_rate
+        self._integrator = INTEGRATORS.index(params.integrator)
+        self._physics = (Physics(robot, params.fd_method) if isinstance(robot, Robot)
+                         else ReferencePhysics(robot, params.fd_method))
+        # The parameters are rows of the physics' table: what is set here is what runs.
+        (self.lower, self.upper, self.velocity_limit, self.effort_limit, self.damping,
+         self.friction, self.friction_velocity, self.stop_stiffness, self.stop_damping,
+         self.kp, self.kd, self._servo_max_error) = self._physics.joint
         self.q0 = self._vector(initial_positions, 'initial_positions')
         self.qd0 = self._vector(initial_velocities, 'initial_velocities')
         # the chain already holds +-inf where there is no limit (continuous joints too)
-        self.lower, self.upper = joints.lower, joints.upper
+        self.lower[:], self.upper[:] = joints.lower, joints.upper
         outside = (self.q0 < self.lower) | (self.q0 > self.upper)
         if np.any(outside):
             bad = [robot.joint_names[i] for i in np.flatnonzero(outside)]
             raise ValueError(f'initial_positions outside the joint limits for {bad}')
-        self.effort_limit = joints.effort         # inf where the URDF gives none
-        self.velocity_limit = joints.velocity     # inf where the URDF gives none
-        self.damping = joints.damping.copy()
-        self.friction = joints.friction.copy()
+        self.effort_limit[:] = joints.effort         # inf where the URDF gives none
+        self.velocity_limit[:] = joints.velocity     # inf where the URDF gives none
+        self.damping[:] = joints.damping
+        self.friction[:] = joints.friction
 
         # Passive-physics gains within the integrator's stability budget (module doc).
         self.inertia = effective_inertia(robot, q_extra=self.q0)
@@ -247,23 +250,23 @@ class Simulation:
         if zeta > 0.0:
             omega = np.minimum(omega, 0.5 * spare / (2.0 * zeta))
         self.stop_omega = omega
-        self.stop_stiffness = self.inertia * omega ** 2
-        self.stop_damping = 2.0 * zeta * self.inertia * omega
-        self.friction_velocity = np.maximum(params.friction_velocity,
-                                            self.friction / (self.inertia * 0.5 * spare))
+        self.stop_stiffness[:] = self.inertia * omega ** 2
+        self.stop_damping[:] = 2.0 * zeta * self.inertia * omega
+        self.friction_velocity[:] = np.maximum(params.friction_velocity,
+                                               self.friction / (self.inertia * 0.5 * spare))
         # an effort that takes the joint from rest past divergence_velocity in one step
         self.effort_bound = self.inertia * params.divergence_velocity / self.h
 
-        self._x = np.empty(2 * n)
+        self._x = self._physics.x
         self._zero = np.zeros(n)
         self._held = HeldCommand(n, params.command_timeout)
         # The drives (:mod:`.servo`): per joint a mode and its references, used once a
         # joint command arrives (effort commands alone take the plain effort path).
         self.set_servo_gains(*default_gains(self.inertia, self.h, params.servo_frequency,
                                             params.servo_damping_ratio))
-        self.drive_mode = np.full(n, EFFORT, dtype=np.int64)
-        self.tau_cmd, self.q_ref, self.qd_ref = np.zeros(n), np.zeros(n), np.zeros(n)
-        self.tau_ff = np.zeros(n)
+        self.drive_mode = self._physics.mode
+        self.tau_cmd, self.q_ref, self.qd_ref, self.tau_ff, self._effort_command = (
+            self._physics.drive)
         #: Steps between two evaluations of the servos' gravity and bias forces (held in
         #: between): one publish period, set by :class:`SimulationRunner`.
         self.feedforward_steps = 1
@@ -320,7 +323,7 @@ class Simulation:
         self.paused = paused
         self.failure = None
         self._held.clear()
-        self._history = []
+        self._physics.count[0] = 0     # no AB4 history
         self.applied_effort = self._zero
         self.stopped = False
         self._clear_joint_command()
@@ -389,7 +392,7 @@ class Simulation:
     def _leave_hold_mode(self):
         if self.mode == 'hold':
             self.mode = 'running'
-            self._history.clear()
+            self._physics.count[0] = 0
 
     def _checked_effort(self, tau, joints) -> np.ndarray:
         """Return ``tau`` of the chain joints ``joints`` clamped (set_command's checks)."""
@@ -464,25 +467,39 @@ class Simulation:
         self.tau_cmd[:] = 0.0
         self._feedforward_due = self.steps
 
-    def _servo_command(self, q, qd) -> np.ndarray:
+    def _servo_events(self) -> int:
         """
-        Return the drives' effort of this step under the joint command (:mod:`.servo`).
+        Handle the joint command's events due now; return the steps until the next one.
 
-        The gravity and bias forces ``tau_ff`` are evaluated every
-        :attr:`feedforward_steps` steps and held in between.
+        The joint command expires (:meth:`_hold_position`) once older than
+        ``joint_command_timeout``; the gravity and bias forces ``tau_ff`` are evaluated
+        every :attr:`feedforward_steps` steps and held in between.
         """
         timeout = self.params.joint_command_timeout
-        if (timeout > 0.0 and not self._joint_command_expired
-                and self.t - self._joint_command_time > timeout):
-            self._hold_position()
-            self._joint_command_expired = True
+        steps_left = math.inf
+        if timeout > 0.0 and not self._joint_command_expired:
+            expiry = _first_step_after(self.h, self._joint_command_time, timeout,
+                                       self.steps)
+            if expiry == self.steps:
+                self._hold_position()
+                self._joint_command_expired = True
+            else:
+                steps_left = expiry - self.steps
         if self.steps >= self._feedforward_due:
-            self.tau_ff = self.robot.bias_forces(q, qd)
+            n = self.n
+            self.tau_ff[:] = self.robot.bias_forces(self._x[:n], self._x[n:])
             self._feedforward_due = self.steps + self.feedforward_steps
-        advance_velocity_references(self.drive_mode, self.q_ref, self.qd_ref, q, self.h,
-                                    self.lower, self.upper, self._servo_max_error)
-        return servo_efforts(self.drive_mode, self.tau_cmd, self.q_ref, self.qd_ref, self.kp,
-                             self.kd, self.tau_ff, q, qd, self.effort_limit)
+        return min(steps_left, self._feedforward_due - self.steps)
+
+    def _effort_events(self) -> int:
+        """Put the effort command due now in place; return the steps it stays so."""
+        self._effort_command[:] = self.command()
+        held = self._held
+        if held.timeout > 0.0 and held.value is not held.zero:
+            if self.t - held.time <= held.timeout:
+                return _first_step_after(self.h, held.time, held.timeout,
+                                         self.steps) - self.steps
+        return math.inf
 
     def set_servo_gains(self, kp, kd):
         """Set the position and velocity servos' gains per joint (chain order)."""
@@ -492,107 +509,27 @@ class Simulation:
                 and np.all(np.isfinite(kp)) and np.all(np.isfinite(kd))):
             raise ValueError(f'servo gains must be {self.n} finite numbers >= 0 each, '
                              f'got kp {kp!r}, kd {kd!r}')
-        self.kp, self.kd = kp.copy(), kd.copy()
+        self.kp[:], self.kd[:] = kp, kd
         # the error at which a servo's effort saturates (the velocity references' bound)
-        self._servo_max_error = np.divide(self.effort_limit, kp, out=np.full(self.n, np.inf),
-                                          where=kp > 0.0)
+        self._servo_max_error[:] = np.inf
+        np.divide(self.effort_limit, kp, out=self._servo_max_error, where=kp > 0.0)
 
     def command(self) -> np.ndarray:
         """Return the effort commanded now: the clamped command, or zero if it is stale."""
         return self._held.current(self.t)
 
-    def drive(self, q: np.ndarray, qd: np.ndarray, command: np.ndarray):
-        """
-        Return (tau, qdd): the drives' effort for ``command`` at (q, qd) and qdd under it.
-
-        A drive does not push its joint past the URDF ``<limit velocity>`` v_max.  Where
-        the step would take a joint beyond v_max in the direction of its effort
-        (qd + h qdd, either sign), the effort is cut by I (|qd + h qdd| - v_max) / h,
-        I = 1 / (M^-1)_ii the joint's effective inertia at q, down to zero at most: the
-        joint then reaches v_max in the step.  A cut changes the other joints'
-        accelerations through the coupling, so the check is repeated, up to
-        :data:`DRIVE_PASSES` times.  The drive does not brake beyond that: gravity or
-        the other joints can still drive a joint faster.  Pushing against a stop, the
-        joint does not move and the drive gives its full effort.  Decided once per step,
-        like a drive's control cycle; a step with a cut costs one inverse of the
-        inertia matrix.
-        """
-        h = self.h
-        tau = command
-        qdd = self.acceleration(q, qd, tau)
-        M_inv = None
-        for _ in range(DRIVE_PASSES):
-            direction = np.sign(tau)
-            excess = direction * (qd + h * qdd) - self.velocity_limit
-            if not excess.max() > 0.0:      # NaN too: the state check then stops the run
-                break
-            if M_inv is None:
-                # LAPACK's inverse of the GIM: about 2x faster than the analytical
-                # inverse (000 eqs. 38-41) for one state of a short chain
-                M_inv = np.linalg.inv(self.robot.inertia_matrix(q))
-                inertia = 1.0 / np.diagonal(M_inv)
-            cut = direction * np.minimum(inertia * np.maximum(excess, 0.0) / h, np.abs(tau))
-            tau = tau - cut
-            # qdd = M^-1 (tau - bias - passive) is linear in tau: no new dynamics call
-            qdd = qdd - M_inv @ cut
-        return tau, qdd
-
     # --- physics ---------------------------------------------------------------------
     def passive_torques(self, q, qd) -> np.ndarray:
         """Return damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
-        tau = -joint_friction(qd, self.damping, self.friction, self.friction_velocity)
-        # how far beyond a limit (np.clip's Python wrapper costs more than the two ufuncs)
-        pen = q - np.maximum(np.minimum(q, self.upper), self.lower)
-        if np.count_nonzero(pen):
-            stop = -self.stop_stiffness * pen - self.stop_damping * qd
-            # one-sided: the stop pushes out of the limit, never pulls into it
-            stop = np.where(pen < 0.0, np.maximum(stop, 0.0),
-                            np.where(pen > 0.0, np.minimum(stop, 0.0), 0.0))
-            tau = tau + stop
-        return tau
+        q, qd = (np.ascontiguousarray(x, dtype=float) for x in (q, qd))
+        out = np.empty(self.n)
+        physics.passive_torques(self._physics.joint, q, qd, out)
+        return out
 
     def acceleration(self, q, qd, tau) -> np.ndarray:
         """Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator."""
         return self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
-                                           self._method)
-
-    def _rk4(self, q, qd, tau, qdd):
-        """
-        Return (q, qd) after one classic Runge-Kutta step from (q, qd).
-
-        The stages of x = [q, qd], xdot = [qd, qdd] written out for q and qd; ``qdd``
-        is stage 1's.
-        """
-        h, f = self.h, self.acceleration
-        q_2, qd_2 = q + (0.5 * h) * qd, qd + (0.5 * h) * qdd
-        qdd_2 = f(q_2, qd_2, tau)
-        q_3, qd_3 = q + (0.5 * h) * qd_2, qd + (0.5 * h) * qdd_2
-        qdd_3 = f(q_3, qd_3, tau)
-        q_4, qd_4 = q + h * qd_3, qd + h * qdd_3
-        qdd_4 = f(q_4, qd_4, tau)
-        return (q + (h / 6.0) * (qd + 2.0 * (qd_2 + qd_3) + qd_4),
-                qd + (h / 6.0) * (qdd + 2.0 * (qdd_2 + qdd_3) + qdd_4))
-
-    def _takes_rk4_step(self) -> bool:
-        """Return True if the next step is an RK4 one: ``rk4``, or ``ab4`` starting up."""
-        integrator = self.params.integrator
-        return integrator == 'rk4' or (integrator == 'ab4' and len(self._history) < 3)
-
-    def _ab4(self, q, qd, tau, qdd):
-        starting = self._takes_rk4_step()   # f at fewer than three steps before this one
-        history = self._history
-        history.insert(0, np.concatenate((qd, qdd)))
-        if starting:  # start-up: RK4 steps, reusing f(x_n) as stage 1
-            return self._rk4(q, qd, tau, qdd)
-        del history[4:]
-        w = AB4_WEIGHTS
-        x = self._x + (self.h / 24.0) * (w[0] * history[0] + w[1] * history[1]
-                                         + w[2] * history[2] + w[3] * history[3])
-        return x[:self.n], x[self.n:]
-
-    def _semi_implicit_euler(self, q, qd, tau, qdd):
-        qd = qd + self.h * qdd
-        return q + self.h * qd, qd
+                                           self.params.fd_method)
 
     def step(self) -> bool:
         """
@@ -600,51 +537,44 @@ class Simulation:
 
         In hold mode only the time advances; paused or failed, nothing happens.
         """
-        if self.paused or self.failure is not None:
-            return False
-        if self.mode == 'hold':
-            self.steps += 1
-            self.applied_effort = self._zero
-            return False
-        integrator = self.params.integrator
-        n = self.n
-        q, qd = self._x[:n], self._x[n:]
-        try:
-            command = self._servo_command(q, qd) if self.joint_commanded else self.command()
-            tau, qdd = self.drive(q, qd, command)
-            q, qd = self._integrate[integrator](q, qd, tau, qdd)
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
-            self._fail(f'the dynamics failed on a non-finite or invalid state at '
-                       f't = {self.t:.6f} s (integrator {integrator}): {exc}')
-            return False
-        speed = np.abs(qd).max()
-        finite = (math.isfinite(np.vdot(q, q) + speed)
-                  or bool(np.isfinite(q).all() and np.isfinite(qd).all()))
-        if not (speed <= self.params.divergence_velocity and finite):
-            what = ('became non-finite' if not finite else
-                    f'diverged (joint speed {speed:.3g} > {self.params.divergence_velocity:g})')
-            self._fail(f'the state {what} at t = {self.t + self.h:.6f} s '
-                       f'(integrator {integrator}, step {self.h:g} s)')
-            return False
-        self._x[:n] = q
-        self._x[n:] = qd
-        self.steps += 1
-        self.applied_effort = tau
-        return True
-
-    def _fail(self, message):
-        self.failure = message
-        self._history.clear()
+        integrating = self.mode != 'hold'
+        return self.advance(1) == 1 and integrating and self.failure is None
 
     def advance(self, steps: int) -> int:
-        """Take up to ``steps`` steps; stop early if paused or failed; return the count."""
+        """
+        Take up to ``steps`` steps; stop early if paused or failed; return the count.
+
+        A failed step counts.  Running, the steps go to the compiled physics in
+        stretches over which the commands stay put: up to the next expiry of a
+        command or the next evaluation of the servos' feedforward.
+        """
         done = 0
-        for _ in range(steps):
-            if self.paused or self.failure is not None:
-                break
-            self.step()
-            done += 1
+        while done < steps and not self.paused and self.failure is None:
+            if self.mode == 'hold':
+                self.steps += steps - done
+                self.applied_effort = self._zero
+                return steps
+            servo = self.joint_commanded
+            stretch = self._servo_events() if servo else self._effort_events()
+            stretch = max(1, int(min(stretch, steps - done)))
+            taken, status, speed = self._physics.advance(
+                stretch, servo, self.h, self._integrator, self.params.divergence_velocity)
+            self.steps += taken
+            done += taken
+            if taken:
+                self.applied_effort = self._physics.applied_effort
+            if status != physics.RUNNING:
+                self._fail(status, speed)
+                done += 1
         return done
+
+    def _fail(self, status, speed):
+        integrator = self.params.integrator
+        what = ('became non-finite' if status == physics.NON_FINITE else
+                f'diverged (joint speed {speed:.3g} > {self.params.divergence_velocity:g})')
+        self.failure = (f'the state {what} at t = {self.t + self.h:.6f} s '
+                        f'(integrator {integrator}, step {self.h:g} s)')
+        self._physics.count[0] = 0
 
     # --- diagnostics -----------------------------------------------------------------
     def energy(self) -> float:
@@ -670,215 +600,43 @@ class Simulation:
         """Return a one-line description of the physics settings."""
         p = self.params
         hz = self.stop_omega / (2.0 * math.pi)
-        return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz, limit stops '
+        dynamics = FD_DESCRIPTIONS[p.fd_method]
+        if self.robot.n < self.robot.n_bodies:
+            dynamics = 'the constrained GIM + Cholesky of the mimic joints (compiled)'
+        return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz on '
+                f'{dynamics}, limit stops '
                 f'{hz.min():.1f}-{hz.max():.1f} Hz (zeta {p.limit_stop_damping_ratio:g}), '
                 f'friction v_eps {self.friction_velocity.min():.3g}-'
                 f'{self.friction_velocity.max():.3g}')
 
 
-class RealTimeFactorMeter:
-    """Real-time factor (simulated time / wall time) over a sliding window."""
-
-    def __init__(self, window: float = 2.0):
-        """Average over about ``window`` seconds of wall time."""
-        self.window = window
-        self._samples = []
-        self.total_sim = 0.0
-        self.total_wall = 0.0
-
-    def reset(self):
-        """Forget the history (after a pause or a reset)."""
-        self._samples.clear()
-
-    def update(self, sim_time: float, wall_time: float):
-        """Record a (sim, wall) time pair."""
-        if self._samples:
-            ds = sim_time - self._samples[-1][0]
-            dw = wall_time - self._samples[-1][1]
-            if ds >= 0.0:
-                self.total_sim += ds
-                self.total_wall += dw
-        self._samples.append((sim_time, wall_time))
-        while len(self._samples) > 2 and wall_time - self._samples[1][1] >= self.window:
-            self._samples.pop(0)
-
-    @property
-    def rtf(self) -> float:
-        """Return the windowed real-time factor (nan before two samples)."""
-        if len(self._samples) < 2:
-            return math.nan
-        (s0, w0), (s1, w1) = self._samples[0], self._samples[-1]
-        return (s1 - s0) / (w1 - w0) if w1 > w0 else math.nan
-
-    @property
-    def overall(self) -> float:
-        """Return the real-time factor over the whole run (nan before any time)."""
-        return self.total_sim / self.total_wall if self.total_wall > 0.0 else math.nan
+def _first_step_after(h: float, time: float, timeout: float, start: int) -> int:
+    """Return the first step s >= start with s h - time > timeout (the expiry test)."""
+    s = max(start, int(math.floor((time + timeout) / h)) - 1)
+    while s > start and (s - 1) * h - time > timeout:
+        s -= 1
+    while not s * h - time > timeout:
+        s += 1
+    return s
 
 
-class SimulationRunner:
+def compile_simulation() -> float:
     """
-    Step a :class:`Simulation` in chunks of one publish period, paced in wall time.
+    Compile the physics kernels (:mod:`.physics`) into their disk cache; return the seconds.
 
-    The runner owns the simulated time: each :meth:`tick` advances the chunk that is
-    due at the current wall time, if any, and says when the next one is due, so that a
-    ROS timer (the sim node), or :meth:`run`'s plain loop, can drive it.
-
-    ``real_time_factor`` > 0 keeps simulated time at that multiple of wall time (if the
-    physics cannot keep up it runs as fast as it can, without catching up later); 0
-    runs as fast as possible, one chunk per tick.  After each chunk
-    ``on_publish(snapshot)`` is called outside the lock with a :class:`Snapshot`
-    (never with a failed, non-finite state); paused or failed, the frozen state is
-    published once a publish period.  ``on_failure(message)`` is called once when the
-    simulation fails.  ``lock`` guards the simulation: hold it to change commands,
-    pause or reset from another thread.
+    One run of each integrator on the warm-up tree of :mod:`.core.warm_up` (a mimic
+    and a prismatic joint), on the effort and the servo path, with a velocity limit
+    reached; ``make build`` and ``denoc-dynamics compile`` call it.
     """
-
-    #: Fall this far behind (wall seconds) and the pacing restarts from now.
-    MAX_LAG = 0.25
-
-    def __init__(self, sim: Simulation, publish_rate: float = 100.0,
-                 real_time_factor: float = 1.0,
-                 on_publish: Optional[Callable] = None, lock=None,
-                 clock: Callable[[], float] = time.monotonic,
-                 on_failure: Optional[Callable] = None):
-        """Prepare to run ``sim``; nothing happens until :meth:`tick` or :meth:`run`."""
-        if not publish_rate > 0.0:
-            raise ValueError(f'publish_rate must be > 0, got {publish_rate!r}')
-        if not real_time_factor >= 0.0:
-            raise ValueError(f'real_time_factor must be >= 0, got {real_time_factor!r}')
-        self.sim = sim
-        self.publish_rate = publish_rate
-        self.real_time_factor = real_time_factor
-        self.on_publish = on_publish
-        self.on_failure = on_failure
-        self.lock = lock if lock is not None else threading.Lock()
-        self.clock = clock
-        self.meter = RealTimeFactorMeter()
-        self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
-        sim.feedforward_steps = self.chunk
-        self._anchor = None
-        self._was_frozen = True
-        self._next_frozen = -math.inf
-        self._reported = None
-
-    @property
-    def period(self) -> float:
-        """Return the wall time between two chunks at the target pace [s] (0: flat out)."""
-        if self.real_time_factor == 0.0:
-            return 0.0
-        return self.chunk * self.sim.h / self.real_time_factor
-
-    def set_simulation(self, sim: Simulation):
-        """Swap in another simulation (a new robot model); call with the lock held."""
-        self.sim = sim
-        self.chunk = max(1, int(round(sim.params.physics_rate / self.publish_rate)))
-        sim.feedforward_steps = self.chunk
-        self._anchor = None
-        self.meter.reset()
-
-    def step_chunk(self):
-        """Advance one publish period (under the lock); return the snapshot to publish."""
-        with self.lock:
-            self.sim.advance(self.chunk)
-            return self._snapshot()
-
-    def snapshot(self):
-        """Return the snapshot of the current state (under the lock); None if failed."""
-        with self.lock:
-            return self._snapshot()
-
-    def _snapshot(self):
-        sim = self.sim
-        if sim.failure is not None:
-            return None
-        return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
-                        sim.mode, sim.paused)
-
-    def finished(self, duration: Optional[float]) -> bool:
-        """Return True once the simulated time has reached ``duration`` (None: never)."""
-        return duration is not None and self.sim.t >= duration - 0.5 * self.sim.h
-
-    def tick(self, duration: Optional[float] = None) -> float:
-        """
-        Advance the chunk due now (none past ``duration``); return the wait until the next.
-
-        The wait is in seconds of wall time (0 when running as fast as possible).
-        """
-        now = self.clock()
-        sim = self.sim
-        frozen = sim.paused or sim.failure is not None
-        if frozen != self._was_frozen:
-            self._anchor = None
-            self.meter.reset()
-            self._was_frozen = frozen
-        if frozen:
-            if now < self._next_frozen:
-                return self._next_frozen - now
-            self._next_frozen = now + 1.0 / self.publish_rate
-            self._chunk()
-            return 1.0 / self.publish_rate
-        if self.real_time_factor == 0.0:
-            # One chunk per tick here too, so that the callbacks between two ticks (a
-            # controller's commands above all) act every publish period of simulated
-            # time.  Several chunks a tick put a computed-torque loop through the
-            # executor 3 to 4 periods late: beyond its margin, the arm then swung
-            # against its velocity limits for the whole run.
-            if not self.finished(duration):
-                self._chunk()
-            return 0.0
-        if self._anchor is None:
-            self._anchor = (sim.t, now)
-        s0, w0 = self._anchor
-        due = s0 + (now - w0) * self.real_time_factor  # simulated time due now
-        chunk_time = self.chunk * sim.h
-        if due - sim.t > self.MAX_LAG * self.real_time_factor:
-            # cannot keep up: one chunk now, and the pacing restarts from here
-            self._anchor = (sim.t + chunk_time, now)
-            due = sim.t + chunk_time
-        # One chunk per tick, even when behind: the callbacks between two ticks (the
-        # commands above all) then act every publish period of simulated time, as on
-        # pace.  A burst of chunks on a stale command put a closed loop through another
-        # process three periods late and cost its stability margin
-        # (test_ros_trajectory_controller.py on a loaded machine).  To catch up, tick
-        # more often than once a chunk (the sim node ticks twice).
-        if sim.t + chunk_time <= due + 0.5 * sim.h and not self.finished(duration):
-            self._chunk()
-            sim = self.sim
-        s0, w0 = self._anchor
-        return max(w0 + (sim.t + chunk_time - s0) / self.real_time_factor - self.clock(), 0.0)
-
-    def _chunk(self) -> bool:
-        """Step one chunk and publish it; return True if the simulation is frozen."""
-        snapshot = self.step_chunk()
-        sim = self.sim
-        frozen = sim.paused or sim.failure is not None
-        if not frozen:
-            self.meter.update(sim.t, self.clock())
-        if snapshot is not None and self.on_publish is not None:
-            self.on_publish(snapshot)
-        failure = sim.failure
-        if failure is not None and failure is not self._reported:
-            self._reported = failure
-            if self.on_failure is not None:
-                self.on_failure(failure)
-        return frozen
-
-    def run(self, stop: threading.Event, duration: Optional[float] = None):
-        """Tick until ``stop`` is set or the simulated time reaches ``duration``."""
-        while not stop.is_set() and not self.finished(duration):
-            wait = self.tick(duration)
-            if wait > 0.0 and not self.finished(duration):
-                stop.wait(wait)
-
-
-@dataclass
-class Snapshot:
-    """What the runner publishes after a chunk: time, state and applied effort."""
-
-    t: float
-    q: np.ndarray
-    qd: np.ndarray
-    effort: np.ndarray
-    mode: str
-    paused: bool
+    start = time.perf_counter()
+    for tip in (None, 'b'):
+        robot = load_urdf_xml(WARM_UP_TREE, tip_link=tip, side_branches='drop')
+        for integrator in INTEGRATORS:
+            sim = Simulation(robot, PhysicsParameters(integrator=integrator),
+                             start_mode='running')
+            sim.set_command(sim.effort_limit)
+            sim.advance(5)
+            sim.set_joint_command([0], [VELOCITY], [0.0], [0.0], [1.0])
+            sim.advance(5)
+            sim.passive_torques(sim.q, sim.qd)
+    return time.perf_counter() - start

@@ -75,20 +75,36 @@ def forward_dynamics_cholesky(reals, ints, q, qd, tau, f_ext, workspace, qdd):
     newton_euler(model, data, qd, None, f_ext, phi)
     L = np.empty((n, n))                              # one n x n scratch
     composite_inertia_matrix(model, data, L)
-    for j in range(n):                                # I = L L^T, lower triangle in place
+    cholesky(L)                                       # I = L L^T, lower triangle
+    for i in range(n):
+        phi[i] = tau[i] - phi[i]
+    cholesky_solve(L, phi, qdd)                       # L L^T qdd = tau - ID(q, qd, 0)
+
+
+@njit
+def cholesky(L):
+    """Overwrite L with its lower Cholesky factor (L symmetric positive definite)."""
+    n = L.shape[0]
+    for j in range(n):
         for k in range(j):
             for i in range(j, n):
                 L[i, j] -= L[i, k] * L[j, k]
         L[j, j] = L[j, j] ** 0.5
         for i in range(j + 1, n):
             L[i, j] /= L[j, j]
-    for i in range(n):                                # L z = tau - ID(q, qd, 0)
-        acc = tau[i] - phi[i]
+
+
+@njit
+def cholesky_solve(L, b, out):
+    """Set out = (L L^T)^-1 b by forward and back substitution (``out`` may be ``b``)."""
+    n = L.shape[0]
+    for i in range(n):                                # L z = b
+        acc = b[i]
         for k in range(i):
-            acc -= L[i, k] * qdd[k]
-        qdd[i] = acc / L[i, i]
-    for i in range(n - 1, -1, -1):                    # L^T qdd = z
-        acc = qdd[i]
+            acc -= L[i, k] * out[k]
+        out[i] = acc / L[i, i]
+    for i in range(n - 1, -1, -1):                    # L^T out = z
+        acc = out[i]
         for k in range(i + 1, n):
-            acc -= L[k, i] * qdd[k]
-        qdd[i] = acc / L[i, i]
+            acc -= L[k, i] * out[k]
+        out[i] = acc / L[i, i]

@@ -18,7 +18,7 @@ import numpy as np
 from . import fixman
 from .robot import load_urdf_xml
 
-_TREE = """<robot name="warm_up">
+WARM_UP_TREE = """<robot name="warm_up">
   <link name="base"/>
   <link name="a"><inertial><mass value="1"/><origin xyz="0 0 0.1"/>
     <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
@@ -40,8 +40,8 @@ _TREE = """<robot name="warm_up">
 def compile_kernels() -> float:
     """Call every kernel of the core once (compiling or loading it); return the seconds."""
     start = time.perf_counter()
-    tree = load_urdf_xml(_TREE)
-    chain = load_urdf_xml(_TREE, tip_link='b', side_branches='drop')
+    tree = load_urdf_xml(WARM_UP_TREE)
+    chain = load_urdf_xml(WARM_UP_TREE, tip_link='b', side_branches='drop')
     for robot in (tree, chain):
         for states in ((), (2,)):
             q, qd, x = (np.full(states + (robot.n,), 0.1) for _ in range(3))

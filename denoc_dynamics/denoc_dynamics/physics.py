@@ -1,0 +1,440 @@
+"""
+The simulated arm's physics, compiled: one call advances x = [q; qd] by k steps.
+
+:func:`advance` takes the steps of one stretch of simulated time in which the
+commands stay put (a publish period, in practice) without returning to Python.  Per
+step h, with the drives' efforts decided once at the start of the step like a
+drive's control cycle:
+
+    tau   = drive(q, qd)                        effort, or the servo law (:mod:`.servo`)
+    qdd   = FD(q, qd, tau + passive(q, qd))     Saha's O(n) sweeps (002 eqs. 14-19)
+    tau   = the drives' velocity limit          (:func:`hold_velocity_limits`)
+    x    <- RK4, AB4 or semi-implicit Euler on xdot = [qd; FD(q, qd, tau + passive)]
+
+``passive`` is the URDF's joint physics: viscous damping ``-c qd``, Coulomb friction
+``-f tanh(qd / v_eps)`` and the position limits as one-sided spring-damper stops.
+With mimic joints the bodies move as q_b = G q + b and FD is the constrained one,
+G^T M G qdd = tau - G^T h(q_b, qd_b), from the composite-body GIM (000 eq. 22) by
+Cholesky (:func:`accelerations`).
+
+The loops allocate nothing: every array lives in a :class:`Physics`, whose rows are
+the arrays that :class:`~.simulation.Simulation` shows (``sim.damping`` is a row of
+:attr:`Physics.joint`).  Compiled without ``fastmath``: the limits are +-inf where the
+URDF gives none, and a non-finite state must be seen to stop the run.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from .core.forward_dynamics import cholesky, cholesky_solve, forward_dynamics, solve
+from .core.gim import composite_inertia_matrix
+from .core.inverse_dynamics import newton_euler
+from .core.kinematics import kinematics
+from .core.model import data_arrays, model_arrays
+from .servo import EFFORT, VELOCITY
+
+#: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
+njit = numba.njit(cache=True, error_model='numpy')
+
+#: Rows of :attr:`Physics.joint`, one column per coordinate.
+(LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION, FRICTION_VELOCITY,
+ STOP_STIFFNESS, STOP_DAMPING, KP, KD, MAX_ERROR) = range(12)
+
+#: Rows of :attr:`Physics.drive`: the servo command (effort feedforward, references,
+#: held gravity and bias forces) and the held effort command of the effort path.
+TAU_CMD, Q_REF, QD_REF, TAU_FF, EFFORT_CMD = range(5)
+
+#: Integrator codes (the order of :data:`.simulation.INTEGRATORS`).
+RK4, AB4, SEMI_IMPLICIT_EULER = range(3)
+
+#: What :func:`advance` reports: all steps taken, or the step that failed and why.
+RUNNING, NON_FINITE, DIVERGED = range(3)
+
+#: Adams-Bashforth 4 weights of f_n, f_n-1, f_n-2, f_n-3 (times h / 24).
+AB4_WEIGHTS = np.array([55.0, -59.0, 37.0, -9.0])
+
+#: Sweeps of :func:`hold_velocity_limits` at most (it stops once nothing changes).
+VELOCITY_SWEEPS = 50
+
+#: Rows of :attr:`Physics.scratch`.
+(TAU, COMMAND, TAU_STAGE, Q_STAGE, QD_STAGE, QDD_1, QDD_2, QDD_3, QDD_4, QD_2, QD_3,
+ Q_NEW, QD_NEW, UNIT, ACTIVE, V_END, TAU_BEFORE) = range(17)
+
+#: Passes of the drives' velocity limit per step at most: one on the Euler prediction
+#: qd + h qdd, then on the integrator's own end-of-step velocities (a stop engaging
+#: within the step changes the accelerations there).
+DRIVE_PASSES = 3
+
+
+class Physics:
+    """
+    The buffers of :func:`advance` for one robot: parameters, drives, state, workspace.
+
+    ``joint`` (12, n): the rows named by :data:`LOWER` .. :data:`MAX_ERROR`; ``drive``
+    (5, n): :data:`TAU_CMD` .. :data:`EFFORT_CMD`; ``mode`` (n,) the drive modes;
+    ``x`` = [q; qd]; ``history`` (4, 2n) with ``count`` the AB4 derivatives kept.
+    """
+
+    def __init__(self, robot, method: str = 'denoc'):
+        """
+        Lay out the buffers for ``robot`` (a :class:`~.core.robot.Robot`).
+
+        ``method`` ``'denoc'``: Saha's O(n) sweeps; ``'cholesky'``: the composite-body
+        GIM and Cholesky (the mimic joints' path with G = 1), the O(n^3) reference.
+        With mimic joints, both are the constrained GIM + Cholesky.
+        """
+        n, nb = robot.n, robot.n_bodies
+        self.reals, self.ints = robot.model.reals, robot.model.ints
+        self.G, self.offset = np.zeros((0, n)), np.zeros(0)
+        if robot._G is not None:                   # q_b = G q + b
+            self.G, self.offset = robot._G, robot._offset
+        elif method == 'cholesky':
+            self.G, self.offset = np.eye(n), np.zeros(n)
+        mimic = self.G.shape[0] > 0
+        self.joint = np.zeros((12, n))
+        self.drive = np.zeros((5, n))
+        self.mode = np.zeros(n, dtype=np.int64)
+        self.x = np.zeros(2 * n)
+        self.history = np.zeros((4, 2 * n))
+        self.count = np.zeros(1, dtype=np.int64)
+        self.data = robot.model.data()
+        self.bodies = np.zeros((3, nb))
+        self.no_wrenches = np.zeros((nb, 6))
+        self.M_b = np.zeros((nb, nb) if mimic else (0, 0))
+        self.L = np.zeros((n, n))
+        self.M_inv = np.zeros((n, n))
+        self.scratch = np.zeros((17, n))
+        self.report = np.zeros(1)
+
+    def advance(self, steps: int, servo: bool, h: float, integrator: int,
+                divergence_velocity: float):
+        """Take up to ``steps`` steps; return (steps taken, status, failed speed)."""
+        done, status = self._run(steps, servo, h, integrator, divergence_velocity)
+        return done, status, self.report[0]
+
+    def _run(self, steps, servo, h, integrator, divergence_velocity):
+        """Call the compiled :func:`advance`; return (steps taken, status)."""
+        return advance(self.reals, self.ints, self.G, self.offset, self.joint, self.drive,
+                       self.mode, servo, self.x, self.history, self.count, h, integrator,
+                       steps, divergence_velocity, self.data, self.bodies, self.no_wrenches,
+                       self.M_b, self.L, self.M_inv, self.scratch, self.report)
+
+    @property
+    def applied_effort(self) -> np.ndarray:
+        """Return the drives' efforts of the last step taken (a copy)."""
+        return self.scratch[TAU].copy()
+
+
+@njit
+def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count, h,
+            integrator, steps, divergence_velocity, data, bodies, no_wrenches, M_b, L,
+            M_inv, scratch, report):
+    """
+    Advance x = [q; qd] by up to ``steps`` steps; return (steps taken, status).
+
+    A step whose new state is not finite, or has a joint speed above
+    ``divergence_velocity``, is not taken: x keeps the last good state, ``report[0]``
+    the failed speed, and the status says :data:`NON_FINITE` or :data:`DIVERGED`.
+    """
+    n = x.shape[0] // 2
+    dyn = (reals, ints, G, offset, data, bodies, no_wrenches, M_b, L, joint)
+    q, qd = x[:n], x[n:]
+    tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
+    for step in range(steps):
+        drive_efforts(joint, drive, mode, servo, q, qd, h, tau)
+        for i in range(n):
+            scratch[COMMAND, i] = tau[i]
+            active[i] = 1.0 if driving(mode, servo, tau, i) else 0.0
+        dynamics(dyn, q, qd, tau, scratch[TAU_STAGE], scratch[QDD_1])
+        multistep = integrator == AB4 and count[0] >= 3
+        if integrator == AB4:
+            push_history(x, history, count, scratch[QDD_1])
+        drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_inv,
+                              scratch)
+        speed, finite = 0.0, True
+        for i in range(n):
+            finite = finite and math.isfinite(q_new[i]) and math.isfinite(qd_new[i])
+            speed = max(speed, abs(qd_new[i]))
+        if not finite or not speed <= divergence_velocity:
+            report[0] = speed
+            count[0] = 0
+            return step, NON_FINITE if not finite else DIVERGED
+        q[:] = q_new
+        qd[:] = qd_new
+    return steps, RUNNING
+
+
+@njit
+def integrate(dyn, q, qd, h, integrator, multistep, x, history, scratch):
+    """Take the step from stage 1's qdd into Q_NEW, QD_NEW: Euler, AB4 or RK4."""
+    q_new, qd_new, qdd = scratch[Q_NEW], scratch[QD_NEW], scratch[QDD_1]
+    if integrator == SEMI_IMPLICIT_EULER:
+        for i in range(q.shape[0]):
+            qd_new[i] = qd[i] + h * qdd[i]                         # qd_n+1 = qd_n + h qdd_n
+            q_new[i] = q[i] + h * qd_new[i]                        # q_n+1 = q_n + h qd_n+1
+    elif multistep:
+        adams_bashforth(x, history, h, q_new, qd_new)
+    else:                                                          # AB4's start-up too
+        runge_kutta(dyn, q, qd, scratch[TAU], h, scratch)
+
+
+@njit
+def drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_inv, scratch):
+    """
+    Take the step with the drives holding their joints within v_max (integrate's result).
+
+    Pass 1 on the Euler prediction qd + h qdd; then, while a driving joint's
+    end-of-step velocity is past its v_max, again on the integrator's own, whose
+    sensitivity to the efforts is h M^-1 (55 h / 24 M^-1 for AB4), and the step is
+    taken anew.  M^-1 comes from n unit solves on the factorization at the step's
+    start, made only when a limit is reached.
+    """
+    joint, tau, active, v = dyn[9], scratch[TAU], scratch[ACTIVE], scratch[V_END]
+    qdd = scratch[QDD_1]
+    n = q.shape[0]
+    for i in range(n):
+        v[i] = qd[i] + h * qdd[i]
+    inverse = beyond_limits(joint, active, v)
+    if inverse:
+        inverse_inertia(dyn, M_inv, scratch[UNIT])
+        limit_efforts(joint, active, h, M_inv, scratch)
+        if integrator == AB4:
+            history[0, n:] = qdd
+    for attempt in range(DRIVE_PASSES):
+        integrate(dyn, q, qd, h, integrator, multistep, x, history, scratch)
+        v[:] = scratch[QD_NEW]
+        if (integrator == SEMI_IMPLICIT_EULER or attempt == DRIVE_PASSES - 1
+                or not beyond_limits(joint, active, v)):
+            return
+        if not inverse:                          # the factorization at the step's start
+            dynamics(dyn, q, qd, tau, scratch[TAU_STAGE], qdd)
+            inverse_inertia(dyn, M_inv, scratch[UNIT])
+            inverse = True
+        if not limit_efforts(joint, active, h * 55.0 / 24.0 if multistep else h, M_inv,
+                             scratch):
+            return
+        if integrator == AB4:
+            history[0, n:] = qdd
+
+
+@njit
+def drive_efforts(joint, drive, mode, servo, q, qd, h, tau):
+    """
+    Set tau to the drives' efforts at (q, qd), within +-effort (:mod:`.servo`'s laws).
+
+    Effort path: the held command.  Servo path: a velocity joint's reference moves on
+    by h qd_ref, kept within the limits and within the effort-saturating error
+    effort / kp of q (anti-windup); then per joint tau = tau_cmd, plus in position and
+    velocity mode kp (q_ref - q) + kd (qd_ref - qd) + tau_ff.
+    """
+    for i in range(q.shape[0]):
+        if not servo:
+            tau[i] = drive[EFFORT_CMD, i]
+            continue
+        if mode[i] == VELOCITY:
+            ref = min(max(drive[Q_REF, i] + h * drive[QD_REF, i], joint[LOWER, i]),
+                      joint[UPPER, i])
+            drive[Q_REF, i] = min(max(ref, q[i] - joint[MAX_ERROR, i]),
+                                  q[i] + joint[MAX_ERROR, i])
+        tau[i] = drive[TAU_CMD, i]
+        if mode[i] != EFFORT:
+            tau[i] += (joint[KP, i] * (drive[Q_REF, i] - q[i])
+                       + joint[KD, i] * (drive[QD_REF, i] - qd[i]) + drive[TAU_FF, i])
+        tau[i] = min(max(tau[i], -joint[EFFORT_LIMIT, i]), joint[EFFORT_LIMIT, i])
+
+
+@njit
+def passive_torques(joint, q, qd, out):
+    """Set out to damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
+    for i in range(q.shape[0]):
+        out[i] = -(joint[DAMPING, i] * qd[i]
+                   + joint[FRICTION, i] * math.tanh(qd[i] / joint[FRICTION_VELOCITY, i]))
+        pen = q[i] - max(min(q[i], joint[UPPER, i]), joint[LOWER, i])   # beyond a limit
+        if pen != 0.0:
+            stop = -joint[STOP_STIFFNESS, i] * pen - joint[STOP_DAMPING, i] * qd[i]
+            # one-sided: the stop pushes out of the limit, never pulls into it
+            out[i] += max(stop, 0.0) if pen < 0.0 else min(stop, 0.0)
+
+
+@njit
+def dynamics(dyn, q, qd, tau, tau_stage, qdd):
+    """Set qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every stage."""
+    passive_torques(dyn[9], q, qd, tau_stage)
+    for i in range(q.shape[0]):
+        tau_stage[i] += tau[i]
+    accelerations(dyn, q, qd, tau_stage, qdd)
+
+
+@njit
+def accelerations(dyn, q, qd, tau, qdd):
+    """
+    Set qdd = FD(q, qd, tau) on the coordinates.
+
+    Without mimic joints, Saha's O(n) sweeps (002 eqs. 14-19).  With them, the bodies
+    at q_b = G q + b, qd_b = G qd and G^T M G qdd = tau - G^T h, h = ID(q_b, qd_b, 0)
+    (000 eqs. 10-18) and M the composite-body GIM (000 eq. 22), by Cholesky in L.
+    """
+    reals, ints, G, offset, data, bodies, no_wrenches, M_b, L = dyn[:9]
+    if G.shape[0] == 0:
+        forward_dynamics(reals, ints, q, qd, tau, no_wrenches, data, qdd)
+        return
+    n, nb = q.shape[0], G.shape[0]
+    q_b, qd_b, h_b = bodies[0], bodies[1], bodies[2]
+    for a in range(nb):
+        q_b[a], qd_b[a] = offset[a], 0.0
+        for j in range(n):
+            q_b[a] += G[a, j] * q[j]                               # q_b = G q + b
+            qd_b[a] += G[a, j] * qd[j]                             # qd_b = G qd
+    model, body_data = model_arrays(reals, ints), data_arrays(data, nb)
+    kinematics(model, body_data, q_b)
+    newton_euler(model, body_data, qd_b, None, no_wrenches, h_b)   # h = ID(q_b, qd_b, 0)
+    composite_inertia_matrix(model, body_data, M_b)                # 000 eq. 22
+    L[:] = 0.0
+    for i in range(n):
+        qdd[i] = tau[i]
+        for a in range(nb):
+            if G[a, i] != 0.0:
+                qdd[i] -= G[a, i] * h_b[a]                         # tau - G^T h
+                for b in range(nb):
+                    for j in range(n):
+                        L[i, j] += G[a, i] * M_b[a, b] * G[b, j]   # G^T M G
+    cholesky(L)
+    cholesky_solve(L, qdd, qdd)
+
+
+@njit
+def unit_response(dyn, e, out):
+    """Set out = M^-1 e at the state of the last :func:`accelerations` (O(n) or Cholesky)."""
+    reals, ints, G, data, L = dyn[0], dyn[1], dyn[2], dyn[4], dyn[8]
+    if G.shape[0] == 0:
+        solve(model_arrays(reals, ints), data_arrays(data, e.shape[0]), e, out)  # 002
+    else:
+        cholesky_solve(L, e, out)
+
+
+@njit
+def driving(mode, servo, tau, i):
+    """Return True if joint i's drive is on: a servo mode, or a non-zero effort command."""
+    return (servo and mode[i] != EFFORT) or tau[i] != 0.0
+
+
+@njit
+def beyond_limits(joint, active, v):
+    """Return True if a driving joint's velocity in ``v`` is past its v_max."""
+    for i in range(v.shape[0]):
+        if active[i] != 0.0 and abs(v[i]) > joint[VELOCITY_LIMIT, i]:
+            return True
+    return False
+
+
+@njit
+def inverse_inertia(dyn, M_inv, e):
+    """Set M_inv = M^-1 by n unit solves on the last factorization (row j = column j)."""
+    for j in range(e.shape[0]):
+        e[:] = 0.0
+        e[j] = 1.0
+        unit_response(dyn, e, M_inv[j])
+
+
+@njit
+def limit_efforts(joint, active, hs, M_inv, scratch):
+    """
+    Hold the velocity limits on V_END (sensitivity hs M^-1); update TAU and QDD_1.
+
+    Return True if an effort changed (:func:`hold_velocity_limits`).
+    """
+    tau, before, qdd = scratch[TAU], scratch[TAU_BEFORE], scratch[QDD_1]
+    before[:] = tau
+    hold_velocity_limits(joint, active, scratch[COMMAND], hs, M_inv, tau, scratch[V_END])
+    changed = False
+    for i in range(tau.shape[0]):
+        d = tau[i] - before[i]
+        if d != 0.0:
+            changed = True
+            for k in range(tau.shape[0]):
+                qdd[k] += M_inv[i, k] * d                          # qdd += M^-1 e_i d
+    return changed
+
+
+@njit
+def hold_velocity_limits(joint, active, command, hs, M_inv, tau, v):
+    """
+    Choose the active drives' efforts so that their joints keep |v| <= v_max.
+
+    ``v`` are the joints' end-of-step velocities under ``tau``, and change by
+    hs M^-1 dtau.  Each active drive i gives the effort nearest its command, within
+    +-effort_i, that keeps v_i within +-v_max,i; it brakes with up to its full effort
+    when the other joints drive it.  The joints are coupled, so the choices are made
+    by projected Gauss-Seidel sweeps (each joint's interval given the others'), until
+    nothing changes.  Where even the full effort cannot hold a joint (gravity, a stop,
+    the other drives' coupling stronger than its own drive), it gives the full effort.
+    ``tau`` and ``v`` are updated.
+    """
+    n = v.shape[0]
+    for sweep in range(VELOCITY_SWEEPS):
+        change = 0.0
+        for i in range(n):
+            if active[i] == 0.0:
+                continue
+            s = hs * M_inv[i, i]
+            v_max, limit = joint[VELOCITY_LIMIT, i], joint[EFFORT_LIMIT, i]
+            low, high = tau[i] + (-v_max - v[i]) / s, tau[i] + (v_max - v[i]) / s
+            target = min(max(min(max(command[i], low), high), -limit), limit)
+            d = target - tau[i]
+            if d != 0.0:
+                tau[i] = target
+                for k in range(n):
+                    v[k] += hs * M_inv[i, k] * d                   # v += hs M^-1 e_i d
+                change = max(change, abs(d) * s)
+        if change <= 1e-13:
+            return
+
+
+@njit
+def runge_kutta(dyn, q, qd, tau, h, scratch):
+    """Take the classic Runge-Kutta step on x = [q, qd] from stage 1's qdd (Q_NEW, QD_NEW)."""
+    n = q.shape[0]
+    q_s, qd_s, qd_2, qd_3, tau_s = (scratch[Q_STAGE], scratch[QD_STAGE], scratch[QD_2],
+                                    scratch[QD_3], scratch[TAU_STAGE])
+    qdd_1, qdd_2, qdd_3, qdd_4 = scratch[QDD_1], scratch[QDD_2], scratch[QDD_3], scratch[QDD_4]
+    for i in range(n):
+        q_s[i], qd_2[i] = q[i] + (0.5 * h) * qd[i], qd[i] + (0.5 * h) * qdd_1[i]
+    dynamics(dyn, q_s, qd_2, tau, tau_s, qdd_2)                    # k2
+    for i in range(n):
+        q_s[i], qd_3[i] = q[i] + (0.5 * h) * qd_2[i], qd[i] + (0.5 * h) * qdd_2[i]
+    dynamics(dyn, q_s, qd_3, tau, tau_s, qdd_3)                    # k3
+    for i in range(n):
+        q_s[i], qd_s[i] = q[i] + h * qd_3[i], qd[i] + h * qdd_3[i]
+    dynamics(dyn, q_s, qd_s, tau, tau_s, qdd_4)                    # k4
+    for i in range(n):
+        scratch[Q_NEW, i] = q[i] + (h / 6.0) * (qd[i] + 2.0 * (qd_2[i] + qd_3[i]) + qd_s[i])
+        scratch[QD_NEW, i] = qd[i] + (h / 6.0) * (qdd_1[i] + 2.0 * (qdd_2[i] + qdd_3[i])
+                                                  + qdd_4[i])
+
+
+@njit
+def push_history(x, history, count, qdd):
+    """Push f_n = [qd_n; qdd_n] onto the AB4 history (``count`` of them kept, up to 4)."""
+    n = qdd.shape[0]
+    for k in range(3, 0, -1):
+        history[k, :] = history[k - 1]
+    history[0, :n] = x[n:]
+    history[0, n:] = qdd
+    count[0] = min(count[0] + 1, 4)
+
+
+@njit
+def adams_bashforth(x, history, h, q_new, qd_new):
+    """Set x_n+1 = x_n + h/24 (55 f_n - 59 f_n-1 + 37 f_n-2 - 9 f_n-3), into q_new, qd_new."""
+    n = q_new.shape[0]
+    for i in range(2 * n):
+        dx = 0.0
+        for k in range(4):
+            dx += AB4_WEIGHTS[k] * history[k, i]
+        value = x[i] + (h / 24.0) * dx
+        if i < n:
+            q_new[i] = value
+        else:
+            qd_new[i - n] = value
