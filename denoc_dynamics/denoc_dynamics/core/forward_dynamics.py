@@ -18,6 +18,10 @@ referred to the joint origins like every body quantity.  The O(n^3) reference so
 the same system with the composite-body GIM and a Cholesky factorization.
 """
 
+import math
+
+import numba
+from numba import types
 import numpy as np
 
 from .gim import composite_inertia_matrix
@@ -108,3 +112,27 @@ def cholesky_solve(L, b, out):
         for k in range(i + 1, n):
             acc -= L[k, i] * out[k]
         out[i] = acc / L[i, i]
+
+
+_VECTOR = types.float64[::1]
+
+
+@numba.njit(types.int64(_VECTOR, types.int64[:, ::1], _VECTOR, _VECTOR, _VECTOR,
+                        types.float64[:, ::1], _VECTOR, _VECTOR), cache=True, error_model='numpy')
+def forward_dynamics_checked(reals, ints, q, qd, tau, f_ext, workspace, qdd):
+    """
+    Run :func:`forward_dynamics` on one state as given; return 0, or why not.
+
+    For the API's one-state call: compiled for float64 vectors only (anything else is
+    a TypeError from numba's dispatch, and the caller's full checks take over); 1 if
+    a vector is not of length n, 2 if qdd is not finite.  Compiled without fastmath,
+    so that the finiteness test holds.
+    """
+    n = ints.shape[1]
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n:
+        return 1
+    forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd)
+    for k in range(n):
+        if not math.isfinite(qdd[k]):
+            return 2
+    return 0

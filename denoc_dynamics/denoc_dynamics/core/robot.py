@@ -19,7 +19,8 @@ import numpy as np
 
 from . import batch
 from .composite_body import composite_body
-from .forward_dynamics import forward_dynamics, forward_dynamics_cholesky
+from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
+                               forward_dynamics_cholesky)
 from .gim import inertia_matrix
 from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
@@ -303,16 +304,18 @@ class Robot:
         factorization, O(n^3), the reference.  With mimic joints both solve the
         constrained system G^T M G qdd = tau - G^T h by Cholesky.
         """
+        if method == 'denoc' and f_ext is None and self._G is None:
+            qdd = np.empty(self._n)           # one state, as the kernel takes it: no copies
+            try:
+                status = forward_dynamics_checked(self.model.reals, self.model.ints, q, qd, tau,
+                                                  self._no_wrenches, self._data(), qdd)
+            except (TypeError, AttributeError):     # not float64 vectors: checked below
+                status = -1
+            if status == 0:
+                return qdd
         kernel = self._fd_kernels.get(method)
         if kernel is None:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
-        if (f_ext is None and self._G is None and _is_state(q, self._n)
-                and _is_state(qd, self._n) and _is_state(tau, self._n)):
-            qdd = np.empty(self._n)           # one state, as given: the fast path
-            kernel[1](self.model.reals, self.model.ints, q, qd, tau, self._no_wrenches,
-                      self._data(), qdd)
-            if math.isfinite(qdd.dot(qdd)):
-                return qdd
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
         if self._G is None:
             return self._vector(kernel[0], kernel[1], q, qd, tau, f_ext)
@@ -518,12 +521,6 @@ class Robot:
                     f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
                     f'<inertial> to link {link!r} or the links beyond it')
             A[:k, :k] -= np.outer(A[:k, k], A[:k, k]) / A[k, k]
-
-
-def _is_state(x, n) -> bool:
-    """Return True if ``x`` is one state as the kernels take it: float64 (n,), C, writable."""
-    return (type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64
-            and x.flags.c_contiguous and x.flags.writeable)
 
 
 def _cholesky_solve(M, b):
