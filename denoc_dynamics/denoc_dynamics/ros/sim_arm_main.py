@@ -172,7 +172,8 @@ def parse_args(argv):
                         help='YAML parameters of sim_node and dynamics_node '
                              '(default: the installed config/sim_arm.yaml)')
     parser.add_argument('--urdf', default=None,
-                        help='URDF file (default: the bundled denoc_arm7)')
+                        help='URDF file, or the name of a bundled one (default: denoc_arm7; '
+                             'denoc_arm7_gripper: with a two-finger gripper)')
     parser.add_argument('--duration', type=float, default=None,
                         help='stop after this many seconds of simulated time')
     parser.add_argument('--plot', default=None, metavar='FILE.png',
@@ -203,6 +204,8 @@ def main(argv=None):
         print(f'denoc_sim_arm: no parameters file {params_file}', file=sys.stderr)
         return 2
     urdf = args.urdf or bundled_urdf()
+    if not os.path.exists(urdf) and not os.path.splitext(urdf)[1]:
+        urdf = bundled_urdf(urdf)           # a bundled model by name
     overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
                  Parameter('robot_description', Parameter.Type.STRING, '')]
     sim_overrides = list(overrides)
