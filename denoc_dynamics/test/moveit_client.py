@@ -79,6 +79,13 @@ class MoveItLikeClient:
             f'no action server {self.action_name}'
         assert self.ros.spin_until(lambda: self.states and set(names) <= set(
             self.states[-1].name), timeout), 'no complete joint_states'
+        # The answer to a first goal can be lost while DDS discovery has not yet matched
+        # the server's response writer with this client: have an empty goal answered
+        # (the server aborts it, INVALID_GOAL) before the real ones.
+        deadline = time.monotonic() + timeout
+        while not self.ros.spin_until(
+                self.client.send_goal_async(FollowJointTrajectory.Goal()).done, 3.0):
+            assert time.monotonic() < deadline, 'the action server never answered a goal'
 
     def positions(self, names):
         """Return the latest joint positions of ``names``."""
