@@ -173,6 +173,22 @@ class PhysicsParameters:
                              f'{self.servo_frequency!r}, {self.servo_damping_ratio!r}')
 
 
+def leading_pose(robot, values) -> np.ndarray:
+    """
+    Return initial positions for every coordinate of ``robot`` from a leading part.
+
+    For a pose configured for an arm and used with the arm plus a gripper: the
+    coordinates after ``values`` start at 0, or at their nearest limit.  More values
+    than coordinates are returned as given (the simulation refuses them).
+    """
+    values = np.asarray(values if values is not None else [], dtype=float)
+    if len(values) >= robot.n:
+        return values
+    joints = robot.joints
+    rest = np.clip(0.0, joints.lower[len(values):], joints.upper[len(values):])
+    return np.concatenate((values, rest))
+
+
 def effective_inertia(robot, samples: int = 64, seed: int = 0,
                       q_extra: Optional[np.ndarray] = None) -> np.ndarray:
     """

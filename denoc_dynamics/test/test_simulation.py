@@ -397,3 +397,15 @@ def test_real_time_factor_meter():
         meter.update(sim_time=0.2 * k, wall_time=0.1 * k)
     assert meter.rtf == pytest.approx(2.0)
     assert meter.overall == pytest.approx(2.0)
+
+
+def test_a_pose_of_the_arm_serves_the_arm_with_its_gripper():
+    """sim_node and denoc_sim_arm start the gripper arm from the arm's configured pose."""
+    from denoc_dynamics.simulation import leading_pose
+    gripper = load_urdf(bundled_urdf('denoc_arm7_gripper'))
+    pose = leading_pose(gripper, ARM_POSE)
+    assert pose.shape == (gripper.n,) and np.array_equal(pose[:7], ARM_POSE)
+    assert pose[7] == 0.0                          # the finger closed, within its limits
+    sim = Simulation(gripper, initial_positions=pose, start_mode='running')
+    assert sim.advance(20) == 20 and sim.failure is None
+    assert np.array_equal(leading_pose(gripper, [0.0] * 9), [0.0] * 9)   # refused later

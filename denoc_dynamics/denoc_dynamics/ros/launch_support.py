@@ -17,6 +17,7 @@ from typing import Dict, Optional
 import yaml
 
 from .. import load_urdf
+from ..simulation import leading_pose
 from ..simulation import PhysicsParameters
 from ..simulation import Simulation
 
@@ -60,7 +61,7 @@ def simulated_friction_velocity(urdf: str, sim_parameters: Dict):
     physics = PhysicsParameters(**{key: kind(sim_parameters[key])
                                    for key, kind in PHYSICS_KEYS.items()
                                    if key in sim_parameters})
-    initial = sim_parameters.get('initial_positions') or None
+    initial = leading_pose(robot, sim_parameters.get('initial_positions'))
     sim = Simulation(robot, physics, initial_positions=initial)
     return robot.joint_names, sim.friction_velocity
 

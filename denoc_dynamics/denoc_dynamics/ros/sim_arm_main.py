@@ -54,6 +54,7 @@ from .trajectory_controller import trajectory_msg
 from .trajectory_controller import TrajectoryController
 from ..resources import bundled_urdf
 from ..simulation import INTEGRATORS
+from ..simulation import leading_pose
 from ..simulation import START_MODES
 from ..trajectory import demo_trajectory
 
@@ -87,7 +88,7 @@ class DemoLoop:
         """Check every ``period`` seconds whether ``controller`` needs the demo again."""
         robot = controller.law.robot
         joints = robot.joints
-        pose = np.asarray(pose, dtype=float) if len(pose) else np.zeros(robot.n)
+        pose = leading_pose(robot, pose)
         self.controller = controller
         self.msg = trajectory_msg(robot.joint_names,
                                   demo_trajectory(joints.lower, joints.upper, pose))

@@ -90,6 +90,7 @@ from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
 from ..simulation import FD_METHODS
 from ..simulation import INTEGRATORS
+from ..simulation import leading_pose
 from ..simulation import PhysicsParameters
 from ..simulation import Simulation
 from ..simulation import SimulationRunner
@@ -174,7 +175,8 @@ class SimNode(Node):
             additional_constraints=str(START_MODES))
         self.initial_positions = declare(
             self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY, [],
-            'initial joint positions in chain order; empty: all zero', rd)
+            'initial joint positions in the order of the coordinates; fewer (a pose of '
+            "the arm, used with its gripper): the rest start at 0 or their nearest limit", rd)
         joint_commands_topic = declare(
             self, 'joint_commands_topic', Parameter.Type.STRING, 'robot_joint_commands',
             'JointState commands (topic_based_ros2_control JointStateTopicSystem)', rd)
@@ -222,7 +224,8 @@ class SimNode(Node):
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
-        sim = Simulation(robot, self.physics, initial_positions=self.initial_positions,
+        sim = Simulation(robot, self.physics,
+                         initial_positions=leading_pose(robot, self.initial_positions),
                          start_mode=self.start_mode)
         commands = EffortCommandReader(robot.joint_names, self.joints_param)
         joint_commands = self._joint_command_setup(robot, sim)
