@@ -16,8 +16,8 @@ import numpy as np
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, move_wrench, njit
-from .udu import articulated_bodies
+from .spatial import njit
+from .udu import articulated_bodies, walk_to_base
 
 
 @njit
@@ -32,14 +32,7 @@ def inverse_inertia_matrix(reals, ints, q, workspace, I_inv):
     U_inv = np.zeros((n, n))                    # one n x n scratch, outside the loops
     for k in range(n):
         U_inv[k, k] = 1.0
-        y[k] = psi[k]
-        j = k
-        while lam[j] >= 0:
-            move_wrench(r[j], y[k])                                 # B_{j,lambda(j)}^T
-            j = lam[j]
-            U_inv[j, k] = -dot(p[j], y[k])                          # 000 eq. 38
-            for a in range(6):
-                y[k, a] += psi[j, a] * U_inv[j, k]                  # Psi_j^T
+        walk_to_base(lam, r, p, psi, k, y[k], U_inv[:, k], True)    # 000 eq. 38
     for a in range(n):                                              # 000 eq. 36
         for b in range(a + 1):
             acc = 0.0

@@ -36,12 +36,30 @@ def udu(reals, ints, q, workspace, U, m_hat_out):
     for k in range(n):
         U[k, k] = 1.0
         m_hat_out[k] = m_hat[k]
-        y[k] = psi[k]
-        j = k
-        while lam[j] >= 0:
-            move_wrench(r[j], y[k])                                 # B_{j,lambda(j)}^T
-            j = lam[j]
-            U[j, k] = dot(p[j], y[k])                               # 000 eq. 34
+        walk_to_base(lam, r, p, psi, k, y[k], U[:, k], False)        # 000 eq. 34
+
+
+@njit
+def walk_to_base(lam, r, p, psi, k, y, column, eliminate):
+    """
+    Walk y from psi_k at body k towards the base, filling ``column`` at each ancestor i.
+
+    Each step moves y from O_j to O_lambda(j) (B_{j,lambda(j)}^T).  Without
+    ``eliminate``: column_i = p_i^T y, U_ik of 000 eq. 34.  With it: column_i =
+    -p_i^T y, then y <- y + psi_i column_i (Psi_i^T): (U^-1)_ik of 000 eq. 38.
+    """
+    for a in range(6):
+        y[a] = psi[k, a]
+    j = k
+    while lam[j] >= 0:
+        move_wrench(r[j], y)                                        # B_{j,lambda(j)}^T
+        j = lam[j]
+        if eliminate:
+            column[j] = -dot(p[j], y)
+            for a in range(6):
+                y[a] += psi[j, a] * column[j]                       # Psi_j^T
+        else:
+            column[j] = dot(p[j], y)
 
 
 @njit
