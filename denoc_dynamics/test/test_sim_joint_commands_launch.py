@@ -140,7 +140,7 @@ class TestJointStateTopicSystem(unittest.TestCase):
     def test_4_the_ros2_topic_pub_command_of_docs_ros2_control_md(self, proc_output):
         # the command as docs/ros2_control.md gives it
         proc = subprocess.run(
-            ['ros2', 'topic', 'pub', '--once', '/robot_joint_commands',
+            ['ros2', 'topic', 'pub', '--once', '--keep-alive', '1', '/robot_joint_commands',
              'sensor_msgs/msg/JointState', '{name: [joint1, joint4], position: [0.3, -1.0]}'],
             capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
