@@ -176,7 +176,7 @@ class SimNode(Node):
         self.initial_positions = declare(
             self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY, [],
             'initial joint positions in the order of the coordinates; fewer (a pose of '
-            "the arm, used with its gripper): the rest start at 0 or their nearest limit", rd)
+            'the arm, used with its gripper): the rest start at 0 or their nearest limit', rd)
         joint_commands_topic = declare(
             self, 'joint_commands_topic', Parameter.Type.STRING, 'robot_joint_commands',
             'JointState commands (topic_based_ros2_control JointStateTopicSystem)', rd)
