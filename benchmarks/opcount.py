@@ -381,12 +381,11 @@ def analyse(ns, raw) -> dict:
 EXPLANATION = """
 Why the counts differ from the papers:
 
-* The papers count hand-specialized scalar code on DH frames: a joint axis that is the
-  local z, rotation matrices with known zeros, 3x3 blocks of the extended mass written
-  out.  The kernels here take any URDF joint (an arbitrary axis a_i and a fixed
-  rotation R_tree,i before it), so each joint's rotation costs a full 3x3 product
-  (27 M) and the Rodrigues matrix, and e_i, M_i = R I_O R^T are formed in base-frame
-  components (the kinematics phase, a third to a half of the FD count).
+* The papers count hand-specialized scalar code on DH frames.  The model here also
+  turns each body frame so that its joint axis is the local z (a turn about z costs
+  12 M), but a URDF joint keeps a fixed rotation R_tree,i before it, so R_i costs a
+  full 3x3 product (27 M), and M_i = R I_O R^T is formed in base-frame components
+  (the kinematics phase, a third to a half of the FD count).
 * The 6x6 products (M_i t_i, M^_k p_k) and the articulated-inertia update are general
   dense loops: 36 M + 36 A each, where the papers exploit the block structure
   [[I, h x], [-h x, m 1]] and the sparsity of p_i = [e_i; 0].  The ``nonzero`` tier
@@ -394,8 +393,8 @@ Why the counts differ from the papers:
   is closer to the papers.
 * Saha's count is for the forward dynamics given the kinematics of DH frames; compare
   "FD denoc without kinematics" for the sweeps alone.
-* The ``essential`` tier (also without products by +-1, in the JSON) equals ``nonzero``
-  here: the random chains have no axis along a frame axis.
+* The ``essential`` tier (also without products by +-1, in the JSON) differs from
+  ``nonzero`` only where a frame has entries of exactly +-1.
 """
 
 

@@ -18,8 +18,8 @@ import sys
 import numpy as np
 
 TOL = 1e-13
-#: FD solves I qdd = tau - b: its rounding is cond(I) eps, and numba compiles the core
-#: with fastmath (reassociated sums), so FD is held to FD_ULPS cond(I) eps (the arm's
+#: FD solves I qdd = tau - b: its rounding is cond(I) eps, and LLVM may fuse a multiply
+#: and an add that CPython rounds twice, so FD is held to FD_ULPS cond(I) eps (the arm's
 #: cond(I) is 5e3: 1.2e-11); measured: every result within 1e-15.
 FD_ULPS = 10.0
 HERE = Path(__file__).resolve().parent

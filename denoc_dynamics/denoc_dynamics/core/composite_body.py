@@ -41,7 +41,7 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
     """H (n, n) and b (n,) at (q, qd) by composite bodies about one point (paper 003)."""
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
-    lam, prismatic, m, g = model[0], model[1], model[5], model[8]
+    lam, prismatic, m, g = model[0], model[1], model[4], model[7]
     kinematics(model, data, q)
     r, u, M, d = data[1], data[2], data[4], data[5]
     O = np.empty((n, 3))                      # measured from the origin (O_1 now), summed

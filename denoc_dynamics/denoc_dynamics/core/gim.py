@@ -16,7 +16,7 @@ Featherstone's HandC does.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, matvec, move_wrench, njit
+from .spatial import copy_matrices, dot, inertia_to_parent, matvec, move_wrench, njit
 
 
 @njit
@@ -33,7 +33,7 @@ def composite_inertia_matrix(model, data, I):
     lam = model[0]
     n = lam.shape[0]
     r, p, M, M_tilde, y = data[1], data[3], data[4], data[10], data[18]
-    M_tilde[:] = M
+    copy_matrices(M, M_tilde)
     for i in range(n - 1, -1, -1):
         if lam[i] >= 0:
             inertia_to_parent(r[i], M_tilde[i], M_tilde[lam[i]])   # 000 eq. 21

@@ -40,7 +40,7 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches (zeros when there are none: one
     compiled signature, and w - 0 = w to the bit).
     """
-    lam, g = model[0], model[8]
+    lam, g = model[0], model[7]
     n = qd.shape[0]
     R, r, e, p, M, d, O, t, td, w = data[:10]
     for i in range(n):

@@ -4,9 +4,12 @@ DeNOC kinematic quantities at a configuration q (paper 000, eqs. 1-15).
 For each body i, in base-frame components at the current q (one forward sweep over
 the tree, parent lambda(i) before child i):
 
-* R_i, the orientation of body frame i: R_lambda(i) R_tree,i J_i(q_i), J_i the joint
-  rotation about the unit axis a_i (Rodrigues) or 1 for a prismatic joint;
-* e_i = R_i a_i, the joint axis, and O_i, the joint origin (the origin of body frame i);
+* R_i, the orientation of body frame i: R_lambda(i) R_tree,i J_i(q_i), J_i the turn
+  by q_i about the frame's z axis, which is the joint axis (:class:`.model.Model`
+  chooses the body frames so, as Denavit and Hartenberg do), or 1 for a prismatic
+  joint, which slides along z;
+* e_i, the joint axis, R_i's third column, and O_i, the joint origin (the origin of
+  body frame i);
 * r_i = O_i - O_lambda(i), read off the joint's own transform (a short vector);
 * d_i = C_i - O_i, C_i the mass centre (000 eq. 9);
 * p_i = [e_i; 0] (revolute) or [0; e_i] (prismatic) (000 eq. 12);
@@ -35,20 +38,21 @@ def kinematics(model, data, q):
     ``model`` and ``data`` are the tuples of :func:`.model.model_arrays` and
     :func:`.model.data_arrays`, as every kernel of the core takes them.
     """
-    lam, prismatic, a, R_tree, o_tree, m, h_body, I_body, _ = model
+    lam, prismatic, R_tree, o_tree, m, c_body, I_body, _ = model
     n = q.shape[0]
     R, r, e, p, M, d, O = data[:7]
     for i in range(n):
-        J = _joint_rotation(a[i], q[i], prismatic[i])
         T = R_tree[i]
-        s = q[i] if prismatic[i] else 0.0         # the slide along R_tree,i a_i
-        o0 = o_tree[i, 0] + s * (T[0, 0] * a[i, 0] + T[0, 1] * a[i, 1] + T[0, 2] * a[i, 2])
-        o1 = o_tree[i, 1] + s * (T[1, 0] * a[i, 0] + T[1, 1] * a[i, 1] + T[1, 2] * a[i, 2])
-        o2 = o_tree[i, 2] + s * (T[2, 0] * a[i, 0] + T[2, 1] * a[i, 1] + T[2, 2] * a[i, 2])
+        if prismatic[i]:                           # a slide along z: J_i = 1
+            c, s = 1.0, 0.0
+            o0, o1, o2 = (o_tree[i, 0] + q[i] * T[0, 2], o_tree[i, 1] + q[i] * T[1, 2],
+                          o_tree[i, 2] + q[i] * T[2, 2])
+        else:                                      # J_i, a turn by q_i about z
+            c, s = math.cos(q[i]), math.sin(q[i])
+            o0, o1, o2 = o_tree[i, 0], o_tree[i, 1], o_tree[i, 2]
         for row in range(3):                       # R_tree,i J_i(q_i)
-            for col in range(3):
-                R[i, row, col] = (T[row, 0] * J[col] + T[row, 1] * J[3 + col]
-                                  + T[row, 2] * J[6 + col])
+            x, y = T[row, 0], T[row, 1]
+            R[i, row, 0], R[i, row, 1], R[i, row, 2] = c * x + s * y, c * y - s * x, T[row, 2]
         if lam[i] >= 0:                            # R_i = R_lambda(i) R_tree,i J_i
             P = R[lam[i]]
             for col in range(3):
@@ -61,38 +65,25 @@ def kinematics(model, data, q):
         else:
             r[i, 0], r[i, 1], r[i, 2] = o0, o1, o2
             O[i, 0], O[i, 1], O[i, 2] = o0, o1, o2
-        _body_terms(R[i], a[i], prismatic[i], m[i], h_body[i], I_body[i], e[i], p[i], M[i], d[i])
+        _body_terms(R[i], prismatic[i], m[i], c_body[i], I_body[i], e[i], p[i], M[i], d[i])
 
 
 @njit
-def _joint_rotation(a, q, prismatic):
-    """Return J(q) = 1 + sin q [a x] + (1 - cos q) [a x]^2 by rows (Rodrigues); 1: prismatic."""
-    if prismatic:
-        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    s, c = math.sin(q), math.cos(q)
-    v = 1.0 - c
-    return (c + a[0] * a[0] * v, a[0] * a[1] * v - a[2] * s, a[0] * a[2] * v + a[1] * s,
-            a[0] * a[1] * v + a[2] * s, c + a[1] * a[1] * v, a[1] * a[2] * v - a[0] * s,
-            a[0] * a[2] * v - a[1] * s, a[1] * a[2] * v + a[0] * s, c + a[2] * a[2] * v)
-
-
-@njit
-def _body_terms(R, a, prismatic, m, h_body, I_body, e, p, M, d):
-    """Fill e_i, p_i (000 eq. 12), M_i about O_i (000 eq. 15) and d_i from R_i."""
+def _body_terms(R, prismatic, m, c_body, I_body, e, p, M, d):
+    """Fill e_i (R_i's z column), p_i (000 eq. 12), M_i about O_i (000 eq. 15) and d_i."""
     for row in range(3):
-        e[row] = R[row, 0] * a[0] + R[row, 1] * a[1] + R[row, 2] * a[2]
-        d[row] = (R[row, 0] * h_body[0] + R[row, 1] * h_body[1] + R[row, 2] * h_body[2])
+        e[row] = R[row, 2]
+        d[row] = R[row, 0] * c_body[0] + R[row, 1] * c_body[1] + R[row, 2] * c_body[2]
     for k in range(3):
         p[k] = 0.0 if prismatic else e[k]
         p[3 + k] = e[k] if prismatic else 0.0
-    h0, h1, h2 = d[0], d[1], d[2]                  # h_i = R_i h_body = m_i d_i
+    h0, h1, h2 = m * d[0], m * d[1], m * d[2]      # h_i = m_i d_i
     for row in range(3):                           # I_O in base components: R I R^T
+        x0 = R[row, 0] * I_body[0, 0] + R[row, 1] * I_body[1, 0] + R[row, 2] * I_body[2, 0]
+        x1 = R[row, 0] * I_body[0, 1] + R[row, 1] * I_body[1, 1] + R[row, 2] * I_body[2, 1]
+        x2 = R[row, 0] * I_body[0, 2] + R[row, 1] * I_body[1, 2] + R[row, 2] * I_body[2, 2]
         for col in range(row, 3):
-            acc = 0.0
-            for j in range(3):
-                acc += R[row, j] * (R[col, 0] * I_body[j, 0] + R[col, 1] * I_body[j, 1]
-                                    + R[col, 2] * I_body[j, 2])
-            M[row, col] = M[col, row] = acc
+            M[row, col] = M[col, row] = x0 * R[col, 0] + x1 * R[col, 1] + x2 * R[col, 2]
     for row in range(3):
         for col in range(3):
             M[3 + row, 3 + col] = m if row == col else 0.0
@@ -102,8 +93,3 @@ def _body_terms(R, a, prismatic, m, h_body, I_body, e, p, M, d):
     for row in range(3):
         for col in range(3):
             M[3 + col, row] = M[row, 3 + col]      # -[h x] = [h x]^T
-    if m > 0.0:
-        for k in range(3):
-            d[k] /= m
-    else:
-        d[:] = 0.0

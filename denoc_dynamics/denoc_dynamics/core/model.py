@@ -13,16 +13,17 @@ Bodies i = 0..n-1 (the papers' 1..n) hang in a tree by the parent array lambda(i
 """
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from .spatial import njit
+from .spatial import njit_inline
 
 #: Float64 entries per body of the workspace: M, M~, M^ (36 each); p, t, td, w~, psi,
 #: eta, mu, y (6 each); r, e, d, O (3 each); R (9); m^, tau^, phi (1 each).
 DATA_REALS = 3 * 36 + 8 * 6 + 4 * 3 + 9 + 3
 
-#: Float64 entries per body of the model: R_tree and I_O (9 each), axis, o_tree and
-#: h (3 each) and m; gravity (3) follows the bodies.
-MODEL_REALS = 2 * 9 + 3 * 3 + 1
+#: Float64 entries per body of the model: R_tree and I_O (9 each), o_tree and c (3
+#: each) and m; gravity (3) follows the bodies.
+MODEL_REALS = 2 * 9 + 2 * 3 + 1
 
 
 class Model:
@@ -31,6 +32,12 @@ class Model:
 
     ``reals`` holds each body's constants (see :func:`model_arrays`) and gravity;
     ``ints`` (2, n) holds lambda(i) and the joint type (1 prismatic, 0 revolute).
+
+    Each body's constants are written in a frame whose z axis is its joint's axis, as
+    in the Denavit-Hartenberg frames of Saha's papers: body i's URDF frame is turned
+    by ``A[i]`` (A_i z = a_i), so that the joint rotation is a turn about z and e_i is
+    the third column of R_i.  Quantities in base components do not depend on this
+    choice; the orientation of the URDF link frame is R_i A_i^T.
     """
 
     def __init__(self, chain, gravity):
@@ -39,19 +46,19 @@ class Model:
         self.n = n
         self.reals = np.zeros(MODEL_REALS * n + 3)
         self.ints = np.zeros((2, n), dtype=np.int64)
-        self.ints[0] = getattr(chain, 'parent', np.arange(n) - 1)
+        parent = getattr(chain, 'parent', np.arange(n) - 1)
+        self.ints[0] = parent
         self.ints[1] = chain.prismatic
-        parent, prismatic, axis, R_tree, o_tree, m, h, I_O, g = model_arrays(self.reals,
-                                                                             self.ints)
-        axis[:] = chain.axis
-        R_tree[:] = chain.X_tree[:, :3, :3]
-        o_tree[:] = chain.X_tree[:, :3, 3]
+        _, _, R_tree, o_tree, m, c_body, I_O, g = model_arrays(self.reals, self.ints)
+        self.A = A = np.array([_z_to_axis(a) for a in chain.axis]).reshape(n, 3, 3)
+        A_parent = np.array([A[k] if k >= 0 else np.eye(3) for k in parent]).reshape(n, 3, 3)
+        R_tree[:] = np.einsum('kji,kjl,klm->kim', A_parent, chain.X_tree[:, :3, :3], A)
+        o_tree[:] = np.einsum('kji,kj->ki', A_parent, chain.X_tree[:, :3, 3])
         m[:] = chain.mass
-        h[:] = chain.mass[:, None] * chain.com
-        c = chain.com
-        cc = np.einsum('ki,ki->k', c, c)
-        I_O[:] = chain.inertia + chain.mass[:, None, None] * (
-            cc[:, None, None] * np.eye(3) - c[:, :, None] * c[:, None, :])
+        c_body[:] = c = np.einsum('kji,kj->ki', A, chain.com)
+        I_C = np.einsum('kji,kjl,klm->kim', A, chain.inertia, A)
+        cc = np.einsum('ki,ki->k', c, c)[:, None, None] * np.eye(3)
+        I_O[:] = I_C + m[:, None, None] * (cc - c[:, :, None] * c[:, None, :])   # parallel axes
         g[:] = gravity
 
     def data(self) -> np.ndarray:
@@ -59,37 +66,73 @@ class Model:
         return np.zeros(DATA_REALS * self.n)
 
 
-@njit
+@njit_inline
+def _blocks(buffer, start, count, n, size):
+    """
+    Return ``count`` blocks of n matrices size x size from buffer[start:] (no copy).
+
+    A view made by ``as_strided`` (a few instructions; numba's ``reshape`` calls a
+    helper of about 20 ns, which every kernel call would pay a dozen times).
+    """
+    b = buffer.itemsize
+    return as_strided(buffer[start:], shape=(count, n, size, size),
+                      strides=(n * size * size * b, size * size * b, size * b, b))
+
+
+@njit_inline
+def _vectors(buffer, start, count, n, size):
+    """Return ``count`` blocks of n vectors of ``size`` from buffer[start:], (count, n, size)."""
+    b = buffer.itemsize
+    return as_strided(buffer[start:], shape=(count, n, size), strides=(n * size * b, size * b, b))
+
+
+@njit_inline
 def model_arrays(reals, ints):
     """
-    Return the model's named views (four reshapes; every view C-contiguous).
+    Return the model's named views (every one C-ordered, none a copy).
 
-    (lambda, prismatic, axis a_i, R_tree,i, o_tree,i, m_i, h_i = m_i c_i, I_O,i,
-    gravity g): joint i's frame is R_tree,i, o_tree,i in body lambda(i)'s frame at
-    q_i = 0, a_i its unit axis, and body i has mass m_i, first moment h_i and inertia
-    I_O,i about its joint origin, in body coordinates.
+    (lambda, prismatic, R_tree,i, o_tree,i, m_i, c_i, I_O,i, gravity g):
+    joint i's frame is R_tree,i, o_tree,i in body lambda(i)'s frame at q_i = 0, its
+    axis is z, and body i has mass m_i, its mass centre at c_i and inertia I_O,i
+    about its joint origin, in body coordinates.
     """
     n = ints.shape[1]
-    m3 = reals[:18 * n].reshape((2, n, 3, 3))
-    v3 = reals[18 * n:27 * n].reshape((3, n, 3))
-    return (ints[0], ints[1], v3[0], m3[0], v3[1], reals[27 * n:28 * n], v3[2], m3[1],
-            reals[28 * n:28 * n + 3])
+    m3 = _blocks(reals, 0, 2, n, 3)
+    v3 = _vectors(reals, 18 * n, 2, n, 3)
+    return (ints[0], ints[1], m3[0], v3[0], reals[24 * n:25 * n], v3[1], m3[1],
+            reals[25 * n:25 * n + 3])
 
 
-@njit
+def _z_to_axis(a) -> np.ndarray:
+    """
+    Return a rotation A with A z = a, for a unit axis a: the columns x, y, a.
+
+    x is the unit vector along the coordinate axis least aligned with a, made
+    perpendicular to it, so that A is exact (a permutation with signs) when a is a
+    coordinate axis.
+    """
+    a = np.asarray(a, dtype=float)
+    x = np.zeros(3)
+    x[np.argmin(np.abs(a))] = 1.0
+    x -= (x @ a) * a
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(a, x), a])
+
+
+@njit_inline
 def data_arrays(data, n):
     """
-    Return the workspace's named views (four reshapes; every view C-contiguous).
+    Return the workspace's named views (every one C-ordered, none a copy).
 
     (R_i, r_i = O_i - O_lambda(i), e_i, p_i, M_i, d_i = C_i - O_i, O_i, t_i, td_i, w~_i,
     M~_i, M^_i, psi_i, m^_i, eta_i, mu_i, tau^_i, phi_i, y_i), the DeNOC quantities of
     000 eqs. 1-22 and 002 eqs. 11-19 with body i referred to its joint origin O_i;
     y_i is a wrench walked from body i towards the base (000 eqs. 22, 34, 38).
     """
-    m6 = data[:108 * n].reshape((3, n, 6, 6))
-    v6 = data[108 * n:156 * n].reshape((8, n, 6))
-    v3 = data[156 * n:168 * n].reshape((4, n, 3))
-    R = data[168 * n:177 * n].reshape((n, 3, 3))
-    s = data[177 * n:180 * n].reshape((3, n))
+    m6 = _blocks(data, 0, 3, n, 6)
+    v6 = _vectors(data, 108 * n, 8, n, 6)
+    v3 = _vectors(data, 156 * n, 4, n, 3)
+    R = _blocks(data, 168 * n, 1, n, 3)[0]
+    s = _vectors(data, 177 * n, 1, 3, n)[0]
     return (R, v3[0], v3[1], v6[0], m6[0], v3[2], v3[3], v6[1], v6[2], v6[3], m6[1], m6[2],
             v6[4], s[0], v6[5], v6[6], s[1], s[2], v6[7])

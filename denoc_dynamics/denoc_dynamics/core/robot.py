@@ -20,7 +20,8 @@ import numpy as np
 from . import batch
 from .composite_body import composite_body
 from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
-                               forward_dynamics_cholesky)
+                               forward_dynamics_cholesky, forward_dynamics_mimic,
+                               forward_dynamics_mimic_checked)
 from .gim import inertia_matrix
 from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
@@ -120,7 +121,7 @@ class Robot:
         self._nb = chain.n
         coordinates = chain.coordinates
         self._n = len(coordinates)
-        self._G = None                 # q_bodies = G q + offset, with mimic joints only
+        self._G = self._mimic = None   # q_bodies = G q + offset, with mimic joints only
         if self._n < self._nb:
             column = np.empty(self._nb, dtype=np.int64)
             column[coordinates] = np.arange(self._n)
@@ -129,6 +130,9 @@ class Robot:
             self._G[np.arange(self._nb), column[leader]] = np.where(
                 chain.mimic_leader < 0, 1.0, chain.mimic_multiplier)
             self._offset = np.where(chain.mimic_leader < 0, 0.0, chain.mimic_offset)
+            self._mimic = (np.asarray(coordinates, dtype=np.int64),
+                           np.asarray(chain.mimic_leader, dtype=np.int64),
+                           self._G[np.arange(self._nb), column[leader]].copy(), self._offset)
         self._fd_kernels = {'denoc': (batch.FORWARD_DYNAMICS, forward_dynamics),
                             'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
                                          forward_dynamics_cholesky)}
@@ -264,6 +268,7 @@ class Robot:
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
         R, r, e, p, M, d, O = data[:7]
+        R = np.einsum('kij,klj->kil', R, self.model.A)      # the URDF link frames, R_i A_i^T
         m = self.chain.mass
         I_C = M[:, :3, :3] - m[:, None, None] * (
             np.einsum('ki,ki->k', d, d)[:, None, None] * np.eye(3) - d[:, :, None] * d[:, None, :])
@@ -301,14 +306,24 @@ class Robot:
 
         ``method``: ``"denoc"``, Saha's O(n) three-sweep solve (002 eqs. 14-19), the
         default; ``"cholesky"``, the composite-body GIM (000 eq. 22) and a Cholesky
-        factorization, O(n^3), the reference.  With mimic joints both solve the
-        constrained system G^T M G qdd = tau - G^T h by Cholesky.
+        factorization, O(n^3), the reference.  With mimic joints, ``"denoc"`` adds
+        one solve per mimic joint to hold it to its leader, still O(n)
+        (:func:`.forward_dynamics.forward_dynamics_mimic`), and ``"cholesky"`` solves
+        the constrained system G^T M G qdd = tau - G^T h; so does ``"denoc"`` where a
+        mimic joint's body moves no mass (the sweeps divide by its m^_k = 0).
         """
-        if method == 'denoc' and f_ext is None and self._G is None:
+        if method == 'denoc' and f_ext is None:
             qdd = np.empty(self._n)           # one state, as the kernel takes it: no copies
             try:
-                status = forward_dynamics_checked(self.model.reals, self.model.ints, q, qd, tau,
-                                                  self._no_wrenches, self._data(), qdd)
+                if self._G is None:
+                    status = forward_dynamics_checked(self.model.reals, self.model.ints, q, qd,
+                                                      tau, self._no_wrenches, self._data(), qdd)
+                elif self._mimic is not None:
+                    status = forward_dynamics_mimic_checked(
+                        self.model.reals, self.model.ints, *self._mimic, q, qd, tau,
+                        self._no_wrenches, self._data(), qdd)
+                else:
+                    status = -1
             except (TypeError, AttributeError):     # not float64 vectors: checked below
                 status = -1
             if status == 0:
@@ -319,6 +334,13 @@ class Robot:
         q, qd, tau = self._states(q=q, qd=qd, tau=tau)
         if self._G is None:
             return self._vector(kernel[0], kernel[1], q, qd, tau, f_ext)
+        if method == 'denoc' and self._mimic is not None:
+            f_ext = self._wrenches(f_ext, q.shape[:-1])
+            qdd = np.empty(q.shape)
+            for s in np.ndindex(q.shape[:-1]):
+                forward_dynamics_mimic(self.model.reals, self.model.ints, *self._mimic, q[s],
+                                       qd[s], tau[s], f_ext[s], self._data(), qdd[s])
+            return _finite(qdd)
         M, b = self.equations_of_motion(q, qd, f_ext)
         return _finite(_cholesky_solve(M, tau - b))
 
@@ -483,6 +505,7 @@ class Robot:
             failed = ~(m_hat > ARTICULATED_EPS * sigma) | ~np.isfinite(sigma)
         if failed.any() and self._G is not None:
             self._check_constrained_system()     # a mimic joint's body may have no mass
+            self._mimic = None                   # and FD takes G^T M G (no O(n) sweeps)
         elif failed.any():
             # the sweep runs from the tips to the base: the last joint that fails is where
             # it starts (the joints before it inherit its 0 or NaN)

@@ -16,12 +16,15 @@ compiles them to a few scalar operations (numba calls BLAS for ``@``, about 1 us
 import numba
 
 #: Every kernel of the core is compiled once and cached on disk beside its module
-#: (``__pycache__``, or NUMBA_CACHE_DIR where that is read-only).
-njit = numba.njit(cache=True, error_model='numpy', fastmath=True)
+#: (``__pycache__``, or NUMBA_CACHE_DIR where that is read-only).  IEEE arithmetic, no
+#: ``fastmath``: with it, LLVM reassociates sums differently where a kernel is inlined
+#: into a caller, and a batch would not give its single states' results to the bit
+#: (it is not faster here either).
+njit = numba.njit(cache=True, error_model='numpy')
 
 #: The small helpers below, inlined into the kernels at numba's level (no call, no
 #: array views passed).
-njit_inline = numba.njit(cache=True, error_model='numpy', fastmath=True, inline='always')
+njit_inline = numba.njit(cache=True, error_model='numpy', inline='always')
 
 
 @njit_inline
@@ -160,3 +163,17 @@ def move_wrench(r, f):
     f[0] += r[1] * f[5] - r[2] * f[4]
     f[1] += r[2] * f[3] - r[0] * f[5]
     f[2] += r[0] * f[4] - r[1] * f[3]
+
+
+@njit_inline
+def copy_matrices(src, dst):
+    """
+    Set dst[i] = src[i] for every body's 6x6 matrix.
+
+    An explicit loop: on the strided views of :mod:`.model`, numba's slice assignment
+    ``dst[:] = src`` takes twice as long.
+    """
+    for i in range(src.shape[0]):
+        for a in range(6):
+            for b in range(6):
+                dst[i, a, b] = src[i, a, b]

@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, move_wrench, njit
+from .spatial import copy_matrices, dot, inertia_to_parent, move_wrench, njit
 
 
 @njit
@@ -69,7 +69,7 @@ def articulated_bodies(model, data):
     n = lam.shape[0]
     r, e, p, M, M_hat, psi, m_hat = (data[1], data[2], data[3], data[4], data[11], data[12],
                                      data[13])
-    M_hat[:] = M
+    copy_matrices(M, M_hat)                                         # M^_k starts at M_k
     for k in range(n - 1, -1, -1):
         c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
         for a in range(6):                                          # psi^_k = M^_k p_k
