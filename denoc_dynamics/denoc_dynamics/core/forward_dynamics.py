@@ -28,7 +28,7 @@ from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, njit, twist_to_child, wrench_to_parent
+from .spatial import dot, njit, njit_inline, twist_to_child, wrench_to_parent
 from .udu import articulated_bodies
 
 
@@ -45,7 +45,7 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
     solve(model, data, phi, qdd)
 
 
-@njit
+@njit_inline
 def solve(model, data, phi, qdd):
     """Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
     lam = model[0]

@@ -16,7 +16,7 @@ Featherstone's HandC does.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import copy_matrices, dot, inertia_to_parent, matvec, move_wrench, njit
+from .spatial import dot, inertia_to_parent, matvec, move_wrench, njit
 
 
 @njit
@@ -29,11 +29,14 @@ def inertia_matrix(reals, ints, q, workspace, I):
 
 @njit
 def composite_inertia_matrix(model, data, I):
-    """I = the GIM at the kinematics already in ``data`` (000 eqs. 21-22)."""
+    """
+    I = the GIM at the kinematics already in ``data`` (000 eqs. 21-22).
+
+    M~_i starts at M_i and is M_i's storage: the sweep turns M into M~ in place.
+    """
     lam = model[0]
     n = lam.shape[0]
-    r, p, M, M_tilde, y = data[1], data[3], data[4], data[10], data[18]
-    copy_matrices(M, M_tilde)
+    r, p, M_tilde, y = data[1], data[3], data[10], data[18]
     for i in range(n - 1, -1, -1):
         if lam[i] >= 0:
             inertia_to_parent(r[i], M_tilde[i], M_tilde[lam[i]])   # 000 eq. 21

@@ -19,7 +19,7 @@ where O_i is now), for which pd_i = t_i x p_i.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_motion_cross, body_inertia_times, dot, force_cross, njit
+from .spatial import add_motion_cross, body_inertia_times, dot, force_cross, njit, njit_inline
 from .spatial import twist_to_child, wrench_to_parent
 
 
@@ -31,7 +31,7 @@ def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
     newton_euler(model, data, qd, qdd, f_ext, tau)
 
 
-@njit
+@njit_inline
 def newton_euler(model, data, qd, qdd, f_ext, tau):
     """
     Write tau = ID(q, qd, qdd) at the kinematics in ``data``; ``qdd`` None is zero.

@@ -27,10 +27,10 @@ far from the base.
 
 import math
 
-from .spatial import njit
+from .spatial import njit, njit_inline
 
 
-@njit
+@njit_inline
 def kinematics(model, data, q):
     """
     Fill R, r, e, p, M, d and O of ``data`` at q (000 eqs. 1-15), over the tree.
@@ -68,7 +68,7 @@ def kinematics(model, data, q):
         _body_terms(R[i], prismatic[i], m[i], c_body[i], I_body[i], e[i], p[i], M[i], d[i])
 
 
-@njit
+@njit_inline
 def _body_terms(R, prismatic, m, c_body, I_body, e, p, M, d):
     """Fill e_i (R_i's z column), p_i (000 eq. 12), M_i about O_i (000 eq. 15) and d_i."""
     for row in range(3):

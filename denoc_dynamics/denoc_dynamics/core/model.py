@@ -17,9 +17,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from .spatial import njit_inline
 
-#: Float64 entries per body of the workspace: M, M~, M^ (36 each); p, t, td, w~, psi,
-#: eta, mu, y (6 each); r, e, d, O (3 each); R (9); m^, tau^, phi (1 each).
-DATA_REALS = 3 * 36 + 8 * 6 + 4 * 3 + 9 + 3
+#: Float64 entries per body of the workspace: M (36; the composite-body and the
+#: articulated-body sweeps turn it into M~ or M^ in place); p, t, td, w~, psi, eta,
+#: mu, y (6 each); r, e, d, O (3 each); R (9); m^, tau^, phi (1 each).
+DATA_REALS = 36 + 8 * 6 + 4 * 3 + 9 + 3
 
 #: Float64 entries per body of the model: R_tree and I_O (9 each), o_tree and c (3
 #: each) and m; gravity (3) follows the bodies.
@@ -127,12 +128,13 @@ def data_arrays(data, n):
     (R_i, r_i = O_i - O_lambda(i), e_i, p_i, M_i, d_i = C_i - O_i, O_i, t_i, td_i, w~_i,
     M~_i, M^_i, psi_i, m^_i, eta_i, mu_i, tau^_i, phi_i, y_i), the DeNOC quantities of
     000 eqs. 1-22 and 002 eqs. 11-19 with body i referred to its joint origin O_i;
-    y_i is a wrench walked from body i towards the base (000 eqs. 22, 34, 38).
+    y_i is a wrench walked from body i towards the base (000 eqs. 22, 34, 38).  M~ and
+    M^ are M's storage: their sweeps turn each M_i into M~_i or M^_i in place.
     """
-    m6 = _blocks(data, 0, 3, n, 6)
-    v6 = _vectors(data, 108 * n, 8, n, 6)
-    v3 = _vectors(data, 156 * n, 4, n, 3)
-    R = _blocks(data, 168 * n, 1, n, 3)[0]
-    s = _vectors(data, 177 * n, 1, 3, n)[0]
-    return (R, v3[0], v3[1], v6[0], m6[0], v3[2], v3[3], v6[1], v6[2], v6[3], m6[1], m6[2],
+    M = _blocks(data, 0, 1, n, 6)[0]
+    v6 = _vectors(data, 36 * n, 8, n, 6)
+    v3 = _vectors(data, 84 * n, 4, n, 3)
+    R = _blocks(data, 96 * n, 1, n, 3)[0]
+    s = _vectors(data, 105 * n, 1, 3, n)[0]
+    return (R, v3[0], v3[1], v6[0], M, v3[2], v3[3], v6[1], v6[2], v6[3], M, M,
             v6[4], s[0], v6[5], v6[6], s[1], s[2], v6[7])

@@ -486,11 +486,11 @@ class Robot:
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, np.zeros(self._nb))
+        r, p, M, psi, m_hat = data[1], data[3], data[4], data[12], data[13]
+        p_abs = np.abs(p)
+        sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M), p_abs)   # before M becomes M^
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
-            r, p, M, psi, m_hat = data[1], data[3], data[4], data[12], data[13]
-            p_abs = np.abs(p)
-            sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M), p_abs)
             parent = self.model.ints[0]
             c = np.flatnonzero(parent >= 0)
             psi_abs = np.abs(psi[c])

@@ -163,17 +163,3 @@ def move_wrench(r, f):
     f[0] += r[1] * f[5] - r[2] * f[4]
     f[1] += r[2] * f[3] - r[0] * f[5]
     f[2] += r[0] * f[4] - r[1] * f[3]
-
-
-@njit_inline
-def copy_matrices(src, dst):
-    """
-    Set dst[i] = src[i] for every body's 6x6 matrix.
-
-    An explicit loop: on the strided views of :mod:`.model`, numba's slice assignment
-    ``dst[:] = src`` takes twice as long.
-    """
-    for i in range(src.shape[0]):
-        for a in range(6):
-            for b in range(6):
-                dst[i, a, b] = src[i, a, b]

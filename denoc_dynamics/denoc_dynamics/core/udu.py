@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import copy_matrices, dot, inertia_to_parent, move_wrench, njit
+from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline
 
 
 @njit
@@ -62,14 +62,17 @@ def walk_to_base(lam, r, p, psi, k, y, column, eliminate):
             column[j] = dot(p[j], y)
 
 
-@njit
+@njit_inline
 def articulated_bodies(model, data):
-    """Fill psi_k, m^_k and M^_k at the kinematics in ``data`` (000 eq. 35, 002 eq. 11)."""
+    """
+    Fill psi_k, m^_k and M^_k at the kinematics in ``data`` (000 eq. 35, 002 eq. 11).
+
+    M^_k starts at M_k and is M_k's storage: the sweep reaches body k after all of its
+    children have added to it, and leaves M^ where M was.
+    """
     lam, prismatic = model[0], model[1]
     n = lam.shape[0]
-    r, e, p, M, M_hat, psi, m_hat = (data[1], data[2], data[3], data[4], data[11], data[12],
-                                     data[13])
-    copy_matrices(M, M_hat)                                         # M^_k starts at M_k
+    r, e, p, M_hat, psi, m_hat = data[1], data[2], data[3], data[11], data[12], data[13]
     for k in range(n - 1, -1, -1):
         c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
         for a in range(6):                                          # psi^_k = M^_k p_k
