@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from . import batch
-from .composite_body import composite_body
+from .composite_body import composite_body, mass_centre_inertias
 from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
                                forward_dynamics_cholesky)
 from .gim import inertia_matrix
@@ -265,9 +265,8 @@ class Robot:
         kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
         R, r, e, p, M, d, O = data[:7]
         m = self.chain.mass
-        I_C = M[:, :3, :3] - m[:, None, None] * (
-            np.einsum('ki,ki->k', d, d)[:, None, None] * np.eye(3) - d[:, :, None] * d[:, None, :])
-        return Kinematics(R, e, O, r, d, O + d, p, M, I_C, m, self.chain.prismatic.astype(bool))
+        return Kinematics(R, e, O, r, d, O + d, p, M, mass_centre_inertias(M, d, m), m,
+                          self.chain.prismatic.astype(bool))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
