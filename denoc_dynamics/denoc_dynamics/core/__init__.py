@@ -1,5 +1,5 @@
 """
-The pure-Python DeNOC dynamics core (numpy/scipy only; no ROS import).
+The DeNOC dynamics core: plain Python loops compiled by numba (no ROS import).
 
 One algorithm per module, each citing the paper and equations it implements:
 
@@ -7,7 +7,7 @@ One algorithm per module, each citing the paper and equations it implements:
 module                 algorithm
 =====================  =============================================================
 ``urdf_xml``           safe, validating URDF reader (no DTD, entities, XInclude)
-``urdf``               URDF -> serial chain (fixed joints merged, side branches)
+``urdf``               URDF -> kinematic tree or chain (fixed joints merged, mimics)
 ``kinematics``         DeNOC quantities e_i, d_i, C_i, B_ij, p_i, M_i (000 eqs. 1-15)
 ``inverse_dynamics``   recursive inverse dynamics, tau = N^T w* (000 eqs. 10-18)
 ``gim``                GIM by composite bodies, i_ij = p_i^T M~_i B_ij p_j (000 eq. 22)

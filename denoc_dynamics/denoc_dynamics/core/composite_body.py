@@ -33,7 +33,7 @@ import numpy as np
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import cross, dot, njit
+from .spatial import cross, dot, matvec, njit
 
 
 @njit
@@ -48,12 +48,7 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
     for i in range(n):                        # from the short r_i: no large numbers
         for a in range(3):
             O[i, a] = O[lam[i], a] + r[i, a] if lam[i] >= 0 else r[i, a] - r[0, a]
-    I_C = np.empty((n, 3, 3))                     # inertias about the mass centres
-    for i in range(n):
-        dd = dot(d[i], d[i])
-        for a in range(3):
-            for c in range(3):
-                I_C[i, a, c] = M[i, a, c] - m[i] * ((dd if a == c else 0.0) - d[i, a] * d[i, c])
+    I_C = mass_centre_inertias(M, d, m)
     m_c, s, J = _composite_moments(lam, m, O + d, I_C)
     F, N = _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C)
     L, h, x, y = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
@@ -83,6 +78,24 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
 
 
 @njit
+def mass_centre_inertias(M, d, m):
+    """Return I_C,i = I_O,i - m_i (|d_i|^2 1 - d_i d_i^T): M_i's inertia moved to C_i."""
+    I_C = np.empty((m.shape[0], 3, 3))
+    for i in range(m.shape[0]):
+        _steiner(M[i], -m[i], d[i], I_C[i])
+    return I_C
+
+
+@njit
+def _steiner(I, m, c, out):
+    """Write I + m (|c|^2 1 - c c^T) into out: Huygens-Steiner (003 eq. 3), by c."""
+    cc = dot(c, c)
+    for a in range(3):
+        for e in range(3):
+            out[a, e] = I[a, e] + m * ((cc if a == e else 0.0) - c[a] * c[e])
+
+
+@njit
 def _along(prismatic, u, O, h, L, x):
     """Return the component along joint (u, O) of (h about the origin, L) (003 eqs. 10-12)."""
     if prismatic:
@@ -95,20 +108,19 @@ def _along(prismatic, u, O, h, L, x):
 def _composite_moments(lam, m, C, I_C):
     """Return m~_j, s_j and J_j of every composite body (003 eqs. 2-3)."""
     n = m.shape[0]
-    m_c = m.copy()
-    s = np.empty((n, 3))
-    J = np.empty((n, 3, 3))
+    m_c, s, J = m.copy(), np.empty((n, 3)), np.empty((n, 3, 3))
     for i in range(n):
-        CC = dot(C[i], C[i])
         for a in range(3):
             s[i, a] = m[i] * C[i, a]
-            for c in range(3):
-                J[i, a, c] = I_C[i, a, c] + m[i] * ((CC if a == c else 0.0) - C[i, a] * C[i, c])
+        _steiner(I_C[i], m[i], C[i], J[i])                          # about the origin
     for i in range(n - 1, -1, -1):
-        if lam[i] >= 0:
-            m_c[lam[i]] += m_c[i]
-            s[lam[i]] += s[i]
-            J[lam[i]] += J[i]
+        k = lam[i]
+        if k >= 0:
+            m_c[k] += m_c[i]
+            for a in range(3):
+                s[k, a] += s[i, a]
+                for e in range(3):
+                    J[k, a, e] += J[i, a, e]
     return m_c, s, J
 
 
@@ -117,44 +129,44 @@ def _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C):
     """
     Return F_j, N_j: composite body j's inertia forces and their moment at the origin.
 
-    At qdd = 0, with the accelerations of 003 eq. 38.
+    At qdd = 0, with the accelerations of 003 eq. 38; joint k turns at ``spin`` or
+    slides at ``slide``.
     """
     n = m.shape[0]
     w, alpha, a_O = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3))
     F, N = np.empty((n, 3)), np.empty((n, 3))
     r, x, y, a_C = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for k in range(n):
-        if lam[k] >= 0:                   # O_k as a point of body lambda(k), then joint k
-            p = lam[k]
-            r[:] = O[k] - O[p]
+        p = lam[k]
+        spin = 0.0 if prismatic[k] else qd[k]
+        slide = qd[k] - spin
+        if p >= 0:                    # O_k as a point of body lambda(k), then joint k
+            for a in range(3):
+                r[a] = O[k, a] - O[p, a]
             _point_acceleration(a_O[p], alpha[p], w[p], r, x, y, a_O[k])
-            if prismatic[k]:
-                w[k] = w[p]
-                alpha[k] = alpha[p]
-                cross(w[p], u[k], x)
-                a_O[k] += 2.0 * qd[k] * x                           # 2 w x v_rel
-            else:
-                cross(w[p], u[k], x)
-                alpha[k] = alpha[p] + qd[k] * x
-                w[k] = w[p] + qd[k] * u[k]
-        elif not prismatic[k]:
-            w[k] = qd[k] * u[k]
+            cross(w[p], u[k], x)
+            for a in range(3):
+                a_O[k, a] += 2.0 * slide * x[a]                     # 2 w x v_rel
+                alpha[k, a] = alpha[p, a] + spin * x[a]
+                w[k, a] = w[p, a] + spin * u[k, a]
+        else:
+            for a in range(3):
+                w[k, a] = spin * u[k, a]
         _point_acceleration(a_O[k], alpha[k], w[k], d[k], x, y, a_C)
+        matvec(I_C[k], w[k], y)
+        cross(w[k], y, N[k])                                        # w x I w
+        matvec(I_C[k], alpha[k], y)
         for a in range(3):
             F[k, a] = m[k] * a_C[a]
-        for a in range(3):
-            y[a] = dot(I_C[k, a], w[k])
-        cross(w[k], y, N[k])                                        # w x I w
-        for a in range(3):
-            N[k, a] += dot(I_C[k, a], alpha[k])
-        for a in range(3):
             x[a] = O[k, a] + d[k, a]
-        cross(x, F[k], y)                                           # C_k x F_k
-        N[k] += y
+        cross(x, F[k], r)                                           # C_k x F_k
+        for a in range(3):
+            N[k, a] += y[a] + r[a]
     for k in range(n - 1, -1, -1):
         if lam[k] >= 0:
-            F[lam[k]] += F[k]
-            N[lam[k]] += N[k]
+            for a in range(3):
+                F[lam[k], a] += F[k, a]
+                N[lam[k], a] += N[k, a]
     return F, N
 
 

@@ -36,9 +36,6 @@ __all__ = [
 
 _jit = numba.njit(cache=True, nogil=True)
 _pjit = numba.njit(cache=True, parallel=True)
-#: numba's workqueue threading layer must not run two parallel loops at once: the lock
-#: that every parallel call of the core holds (Robot's batches too).
-_BATCH_LOCK = PARALLEL_LOCK
 
 # Rows of a state's work array W: H^aa, H^ab, H^bb in banded storage (H_ij in row
 # upper + i - j, column j), the diagonal of U_h and the multipliers of L_h
@@ -257,8 +254,7 @@ def _chain(theta, L, m=None, batch=False, theta_dot=None):
 
 def _state(shape, value):
     """Return ``value`` broadcast to ``shape``, a C-ordered writable copy (one signature)."""
-    value = np.asarray(value, dtype=float)
-    return np.array(value if value.shape == shape else np.broadcast_to(value, shape), order='C')
+    return np.array(np.broadcast_to(np.asarray(value, dtype=float), shape), order='C')
 
 
 def _work(batch, n):
@@ -275,17 +271,13 @@ def _run(kernel, batch_kernel, states, shared, out):
         return out
     flat = [a.reshape((math.prod(batch),) + a.shape[len(batch):])
             for a in (*states, out, *work)]
-    with _BATCH_LOCK:
+    with PARALLEL_LOCK:                 # numba's workqueue layer: one parallel loop at a time
         batch_kernel(*flat[:len(states)], *shared, *flat[len(states):])
     return out
 
 
 class BandedMatrix(NamedTuple):
-    """
-    A matrix in scipy.linalg banded storage: ab[upper + i - j, j] = A[i, j].
-
-    ``lower``/``upper``: the numbers of sub-/super-diagonals; ``shape``: (rows, cols).
-    """
+    """A matrix in scipy.linalg banded storage, ab[upper + i - j, j] = A[i, j] (shape)."""
 
     ab: np.ndarray
     lower: int
@@ -294,29 +286,19 @@ class BandedMatrix(NamedTuple):
 
     def diagonal(self, k):
         """Return diagonal k (k > 0 above the main diagonal) as a 1-D array."""
-        i = np.arange(max(0, -k), min(self.shape[0], self.shape[1] - k))
-        return self.ab[self.upper - k, i + k]
-
-    def matvec(self, v, transpose=False):
-        """Return A v (A^T v with ``transpose``) in O((lower + upper + 1) N); v 1-D or 2-D."""
-        v = np.asarray(v, dtype=float)
-        out = np.zeros((self.shape[1] if transpose else self.shape[0],) + v.shape[1:])
-        columns, out_columns = v.reshape(v.shape[0], -1), out.reshape(out.shape[0], -1)
-        for c in range(columns.shape[1]):
-            _band_mv(self.ab, self.lower, columns[:, c], 1.0, out_columns[:, c], transpose)
-        return out
-
-    def rmatvec(self, v):
-        """Return A^T v in O((lower + upper + 1) N) operations (v may be 2-D)."""
-        return self.matvec(v, transpose=True)
+        return self.ab[self.upper - k, self._columns(k)]
 
     def toarray(self):
         """Return the dense matrix (for tests and small N only)."""
         dense = np.zeros(self.shape)
         for k in range(-self.lower, self.upper + 1):
-            i = np.arange(max(0, -k), min(self.shape[0], self.shape[1] - k))
-            dense[i, i + k] = self.ab[self.upper - k, i + k]
+            j = self._columns(k)
+            dense[j - k, j] = self.ab[self.upper - k, j]
         return dense
+
+    def _columns(self, k):
+        """Return the columns j of diagonal k: A[j - k, j] lies inside the matrix."""
+        return np.arange(max(0, k), min(self.shape[1], self.shape[0] + k))
 
 
 class HBlocks(NamedTuple):
@@ -455,8 +437,8 @@ def bias_force(theta, theta_dot, L, m, gravity=(0.0, -9.81)):
     the b of 001 eq. (9) at tau = 0, negated, with the gravity the paper leaves out.
     """
     theta, theta_dot, L, m = _chain(theta, L, m, True, theta_dot)
-    return _run(_bias, _bias_batch, (theta, theta_dot),
-                (L, m, _state((2,), np.reshape(gravity, 2))), np.empty(theta.shape))
+    return _run(_bias, _bias_batch, (theta, theta_dot), (L, m, _state((2,), gravity)),
+                np.empty(theta.shape))
 
 
 def forward_dynamics(theta, theta_dot, L, m, tau, gravity=(0.0, -9.81)):
@@ -467,8 +449,8 @@ def forward_dynamics(theta, theta_dot, L, m, tau, gravity=(0.0, -9.81)):
     """
     theta, theta_dot, L, m = _chain(theta, L, m, True, theta_dot)
     return _run(_forward_dynamics, _forward_dynamics_batch,
-                (theta, theta_dot, _state(theta.shape, tau)),
-                (L, m, _state((2,), np.reshape(gravity, 2))), np.empty(theta.shape))
+                (theta, theta_dot, _state(theta.shape, tau)), (L, m, _state((2,), gravity)),
+                np.empty(theta.shape))
 
 
 def log_det_identity(theta, L, m):

@@ -27,7 +27,7 @@ far from the base.
 
 import math
 
-from .spatial import njit, njit_inline
+from .spatial import njit_inline
 
 
 @njit_inline

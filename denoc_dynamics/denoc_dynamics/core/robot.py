@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from . import batch
-from .composite_body import composite_body
+from .composite_body import composite_body, mass_centre_inertias
 from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
                                forward_dynamics_cholesky, forward_dynamics_mimic,
                                forward_dynamics_mimic_checked)
@@ -189,8 +189,7 @@ class Robot:
 
     def body_positions(self, q) -> np.ndarray:
         """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
-        q = self._state(q, 'q')
-        return q if self._G is None else q @ self._G.T + self._offset
+        return self._bodies(self._state(q, 'q'))[0]
 
     def summary(self) -> str:
         """Return a readable description of the robot as the model sees it."""
@@ -270,9 +269,8 @@ class Robot:
         R, r, e, p, M, d, O = data[:7]
         R = np.einsum('kij,klj->kil', R, self.model.A)      # the URDF link frames, R_i A_i^T
         m = self.chain.mass
-        I_C = M[:, :3, :3] - m[:, None, None] * (
-            np.einsum('ki,ki->k', d, d)[:, None, None] * np.eye(3) - d[:, :, None] * d[:, None, :])
-        return Kinematics(R, e, O, r, d, O + d, p, M, I_C, m, self.chain.prismatic.astype(bool))
+        return Kinematics(R, e, O, r, d, O + d, p, M, mass_centre_inertias(M, d, m), m,
+                          self.chain.prismatic.astype(bool))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -358,7 +356,8 @@ class Robot:
         """
         q = self._state(q, 'q')
         if self._G is not None:
-            return _udu_numeric(self.inertia_matrix(q))
+            U, d = _udu_numeric(self.inertia_matrix(q))
+            return U, _finite(d)
         out = self._matrix(batch.UDU, udu, q, 1)
         return out[..., :-1, :], out[..., -1, :]
 
@@ -374,11 +373,7 @@ class Robot:
             raise ValueError(f'articulated_inertias takes one configuration (n,), got {q.shape}')
         if self._G is not None:
             return self.udu(q)[1]
-        model = model_arrays(self.model.reals, self.model.ints)
-        data = data_arrays(self.model.data(), self._nb)
-        kinematics(model, data, q)
-        articulated_bodies(model, data)
-        return _finite(data[13].copy())
+        return _finite(self._articulated_bodies(q)[0][13])
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
         """
@@ -463,34 +458,40 @@ class Robot:
                            numba.get_num_threads())
         return out.reshape(shape + (rows, n))
 
-    def _check_articulated_inertias(self):
+    def _articulated_bodies(self, q):
         """
-        Raise ValueError for a joint that moves no mass; O(n) time and memory.
+        Return a new workspace's views after the articulated-body sweep at q (bodies).
 
-        m^_k, the articulated-body inertia about joint k (000 eq. 33), is zero exactly
-        when joint k can move without moving any mass: nothing with mass beyond it, an
-        axis through a point mass, a massless link between two coaxial joints.
-        Computed, such a zero is rounding noise, so m^_k is compared with the size of
-        what it is summed from in the backward sweep (002 eq. 11):
-        m^_k = p_k^T M_k p_k + sum over the children c of k of p_k^T B_c^T Psi_c M^_c B_c p_k,
-        body k's own terms and, of each child's articulated body, the part that joint c
-        takes away, m^_c (p_k^T B_c^T psi_c)^2, so
-
-            sigma_k = |p_k|^T |M_k| |p_k| + sum_c m^_c (|p_k|^T |B_c|^T |psi_c|)^2
-
-        (elementwise absolute values, so that terms that cancel count at their size).
-        Joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  sigma_k is local: it does
-        not grow with the bodies beyond the children, unlike the composite inertia I_kk.
-        Only the articulated-body sweep runs, at q = 0: no GIM is formed.
+        And sigma_k = |p_k|^T |M_k| |p_k|, taken before the sweep turns M into M^.
         """
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
-        kinematics(model, data, np.zeros(self._nb))
-        r, p, M, psi, m_hat = data[1], data[3], data[4], data[12], data[13]
-        p_abs = np.abs(p)
-        sigma = np.einsum('ki,kij,kj->k', p_abs, np.abs(M), p_abs)   # before M becomes M^
+        kinematics(model, data, q)
+        p, M = data[3], data[4]
+        sigma = np.einsum('ki,kij,kj->k', np.abs(p), np.abs(M), np.abs(p))  # M, not yet M^
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
+        return data, sigma
+
+    def _check_articulated_inertias(self):
+        """
+        Raise ValueError for a joint that moves no mass; O(n), at q = 0, no GIM formed.
+
+        m^_k (000 eq. 33) is zero exactly when joint k moves no mass (nothing with mass
+        beyond it, an axis through a point mass, a massless link between coaxial joints);
+        computed, such a zero is rounding noise.  So m^_k = p_k^T M_k p_k + sum over the
+        children c of k of p_k^T B_c^T Psi_c M^_c B_c p_k (002 eq. 11) is compared with
+
+            sigma_k = |p_k|^T |M_k| |p_k| + sum_c m^_c (|p_k|^T |B_c|^T |psi_c|)^2,
+
+        the size of its terms (elementwise absolute values: terms that cancel count at
+        their size); joint k fails when m^_k <= ARTICULATED_EPS sigma_k.  Unlike the
+        composite inertia I_kk, sigma_k does not grow with the bodies beyond the children.
+        """
+        with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+            data, sigma = self._articulated_bodies(np.zeros(self._nb))
+            r, p, psi, m_hat = data[1], data[3], data[12], data[13]
+            p_abs = np.abs(p)
             parent = self.model.ints[0]
             c = np.flatnonzero(parent >= 0)
             psi_abs = np.abs(psi[c])
@@ -530,20 +531,20 @@ class Robot:
         M = self._matrix(batch.INERTIA_MATRIX, inertia_matrix, self._offset.copy(), 0)
         G_abs = np.abs(self._G)
         sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
-        A = self._G.T @ M @ self._G
-        for k in range(self._n - 1, -1, -1):         # elimination from the last row
-            if not A[k, k] > ARTICULATED_EPS * sigma[k]:
-                name = self.joint_names[k]
-                link = self.chain.link_names[self.chain.coordinates[k]]
-                followers = [m for m, (leader, _, _) in self.mimic_joints.items()
-                             if leader == name]
-                raise ValueError(
-                    f'joint {name!r} moves no mass: link {link!r}, the links beyond it '
-                    f'and those of the joints that mimic it ({", ".join(followers)}) have '
-                    f'no mass or inertia that this joint can move (pivot {A[k, k]:.3g} '
-                    f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
-                    f'<inertial> to link {link!r} or the links beyond it')
-            A[:k, :k] -= np.outer(A[:k, k], A[:k, k]) / A[k, k]
+        with np.errstate(all='ignore'):
+            d = _udu_numeric(self._projected(M))[1]
+        failed = np.flatnonzero(~(d > ARTICULATED_EPS * sigma))
+        if failed.size:
+            k = failed[-1]                      # the elimination runs from the last row
+            name = self.joint_names[k]
+            link = self.chain.link_names[self.chain.coordinates[k]]
+            followers = [m for m, (leader, _, _) in self.mimic_joints.items() if leader == name]
+            raise ValueError(
+                f'joint {name!r} moves no mass: link {link!r}, the links beyond it '
+                f'and those of the joints that mimic it ({", ".join(followers)}) have '
+                f'no mass or inertia that this joint can move (pivot {d[k]:.3g} '
+                f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
+                f'<inertial> to link {link!r} or the links beyond it')
 
 
 def _cholesky_solve(M, b):
@@ -563,7 +564,7 @@ def _udu_numeric(I):
         d[..., k] = A[..., k, k]
         U[..., :k + 1, k] = A[..., :k + 1, k] / d[..., k, None]
         A[..., :k, :k] -= U[..., :k, k, None] * A[..., None, k, :k]
-    return U, _finite(d)
+    return U, d
 
 
 def _all_finite(x) -> bool:
@@ -624,7 +625,5 @@ def _robot(chain, gravity, max_dof):
     if max_dof is not None and chain.n > max_dof:
         reach = f'{chain.base_link!r} -> {chain.tip_link!r}' if chain.tip_link else (
             f'below {chain.base_link!r}')
-        raise ValueError(f'the robot {reach} has {chain.n} '
-                         f'joints, more than '
-                         f'max_dof = {max_dof}')
+        raise ValueError(f'the robot {reach} has {chain.n} joints, more than max_dof = {max_dof}')
     return Robot(chain, gravity=gravity)

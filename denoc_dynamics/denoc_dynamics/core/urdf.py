@@ -26,17 +26,14 @@ Systems", 2013):
   coordinate: q_k = multiplier * q_leader + offset.  A mimic of a mimic is resolved
   to the first joint that mimics nothing (multipliers and offsets composed).
 
-Body k has its frame at the child frame of movable joint k.  The result,
-:class:`Chain`, is plain numpy data: per body the fixed transform from the parent
-body's frame to the joint frame (``X_tree``), the unit axis, the joint type, the
-mass, the mass centre and the inertia about the mass centre in the body frame, the
-limits and the mimic relation.  :func:`build_chain` runs in phases, each O(n) (up to
-sorting the children of each link by name): the link tree, the kept joints, the pose
-of every link in its body frame, the bodies' inertias, the joint frames, the mimic
-relations.
+Body k has its frame at the child frame of movable joint k.  :func:`build_chain`
+runs in phases, each O(n) (up to sorting the children of each link by name): the link
+tree, the kept joints, the pose of every link in its body frame, the bodies'
+inertias, the joint frames, the mimic relations.
 """
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 import warnings
 
@@ -162,12 +159,7 @@ def axis_motion(axis: np.ndarray, prismatic: bool, q: float) -> np.ndarray:
 
 
 def merge_inertias(parts: Sequence[Tuple[float, np.ndarray, np.ndarray]]):
-    """
-    Combine (mass, mass centre, inertia about it) triples in one frame.
-
-    Masses add, the mass centre is the mass-weighted mean, and each inertia is
-    moved to the common mass centre by the parallel-axis theorem.
-    """
+    """Combine (mass, mass centre, inertia about it) triples by the parallel-axis theorem."""
     mass = sum(m for m, _, _ in parts)
     if mass > 0.0:
         com = sum(m * c for m, c, _ in parts) / mass
@@ -213,21 +205,7 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         raise ValueError(f"side_branches must be 'lock' or 'drop', not {side_branches!r}")
     tree = _Tree(robot)
     base_link, tip_link = tree.ends(base_link, tip_link)
-    if tip_link is None:
-        joints = tree.preorder(base_link)
-        where = f'in the tree below {base_link!r}'
-    else:
-        joints = tree.path(base_link, tip_link)
-        where = 'on the chain'
-    for joint in joints:
-        if joint.kind in UNSUPPORTED:
-            raise ValueError(f'joint {joint.name!r} {where} is {joint.kind}; only '
-                             'revolute, continuous, prismatic and fixed are supported')
-    movable = [joint for joint in joints if joint.kind in MOVABLE]
-    if not movable:
-        if tip_link is None:
-            raise ValueError(f'no movable joint below {base_link!r}')
-        raise ValueError(f'no movable joint between {base_link!r} and {tip_link!r}')
+    joints, movable = tree.kept_joints(base_link, tip_link)
     body_of, pose = _kept_poses(base_link, joints)
     dropped, locked = [], {}
     if tip_link is not None:
@@ -236,28 +214,24 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
     elif locked_positions:
         raise ValueError(f'locked_positions names joints {sorted(locked_positions)}, but '
                          'the whole tree is loaded (no tip_link): nothing is locked')
-    n = len(movable)
-    bodies, merged, root_mass = _bodies(robot, body_of, pose, n)
-    X_tree = np.array([pose[joint.parent] @ joint.origin for joint in movable])
-    parent = np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64)
+    mass, com, inertia, merged, root_mass = _bodies(robot, body_of, pose, len(movable))
     mimic = _mimic_relations(robot, movable, base_link, tip_link)
-    limits = np.array([_limits(joint) for joint in movable]).reshape(n, 4)
+    lower, upper, effort, velocity = np.array([_limits(joint) for joint in movable]).T.copy()
     return Chain(
-        name=robot.name,
-        base_link=base_link, tip_link=tip_link,
+        name=robot.name, base_link=base_link, tip_link=tip_link,
         joint_names=[joint.name for joint in movable],
         link_names=[joint.child for joint in movable],
         prismatic=np.array([joint.kind == 'prismatic' for joint in movable]),
-        X_tree=X_tree, axis=np.array([joint.axis for joint in movable]).reshape(n, 3),
-        mass=np.array([b[0] for b in bodies]),
-        com=np.array([b[1] for b in bodies]).reshape(n, 3),
-        inertia=np.array([b[2] for b in bodies]).reshape(n, 3, 3),
-        lower=limits[:, 0], upper=limits[:, 1], effort=limits[:, 2], velocity=limits[:, 3],
+        X_tree=np.array([pose[joint.parent] @ joint.origin for joint in movable]),
+        axis=np.array([joint.axis for joint in movable]),
+        mass=mass, com=com, inertia=inertia,
+        lower=lower, upper=upper, effort=effort, velocity=velocity,
         damping=np.array([joint.damping for joint in movable]),
         friction=np.array([joint.friction for joint in movable]),
         continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
-        locked_joints=locked, root_mass_ignored=root_mass, parent=parent,
+        locked_joints=locked, root_mass_ignored=root_mass,
+        parent=np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64),
         mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2])
 
 
@@ -306,23 +280,22 @@ class _Tree:
         """
         Return the joints below link ``name``, depth first, siblings by joint name.
 
-        This is the order of urdfdom's tree (its joints sit in a map by name), in which
-        KDL and Pinocchio number their joints.
+        The order of urdfdom's tree (a map by name), in which KDL and Pinocchio count.
         """
         out = []
-        stack = sorted(self.children[name], key=_joint_name, reverse=True)
+        stack = sorted(self.children[name], key=attrgetter('name'), reverse=True)
         while stack:
             joint = stack.pop()
             out.append(joint)
-            stack.extend(sorted(self.children[joint.child], key=_joint_name, reverse=True))
+            stack.extend(sorted(self.children[joint.child], key=attrgetter('name'),
+                                reverse=True))
         return out
 
     def ends(self, base_link: Optional[str], tip_link: Optional[str]):
         """
-        Return (base_link, tip_link): the given ones checked, or the defaults.
+        Return (base_link, tip_link), checked, or the defaults.
 
-        With no ``tip_link``, it is the single leaf below ``base_link``, or None (the
-        whole tree) when there are several.
+        The root, and the single leaf below ``base_link`` or None (the whole tree).
         """
         if base_link is None:
             base_link = self.root
@@ -350,18 +323,34 @@ class _Tree:
         path.reverse()
         return path
 
+    def kept_joints(self, base_link: str, tip_link: Optional[str]):
+        """
+        Return the joints below ``base_link`` (depth first) or on the path to ``tip_link``.
 
-def _joint_name(joint: Joint) -> str:
-    return joint.name
+        Returns (joints, movable), the latter the bodies; ValueError, naming the joint,
+        for a floating or planar joint, and when none moves.
+        """
+        if tip_link is None:
+            joints, where = self.preorder(base_link), f'in the tree below {base_link!r}'
+        else:
+            joints, where = self.path(base_link, tip_link), 'on the chain'
+        for joint in joints:
+            if joint.kind in UNSUPPORTED:
+                raise ValueError(f'joint {joint.name!r} {where} is {joint.kind}; only '
+                                 'revolute, continuous, prismatic and fixed are supported')
+        movable = [joint for joint in joints if joint.kind in MOVABLE]
+        if not movable and tip_link is None:
+            raise ValueError(f'no movable joint below {base_link!r}')
+        if not movable:
+            raise ValueError(f'no movable joint between {base_link!r} and {tip_link!r}')
+        return joints, movable
 
 
 def _kept_poses(base_link: str, joints: List[Joint]):
     """
-    Return the body index and the pose in that body's frame of every link of ``joints``.
+    Return (body_of, pose): every link's body and its pose in that body's frame.
 
-    ``joints`` come parents first (a path, or a tree depth first).  Body 0 is the
-    base, k the k-th moving body, whose frame is its joint's child frame.  Returns
-    (body_of, pose).
+    Body 0 is the base, k the k-th moving body (its frame its joint's child frame).
     """
     body_of = {base_link: 0}
     pose = {base_link: np.eye(4)}
@@ -380,11 +369,9 @@ def _kept_poses(base_link: str, joints: List[Joint]):
 def _side_branches(tree: _Tree, body_of, pose, side_branches: str,
                    locked_positions: Dict[str, float]):
     """
-    Add the links off the chain to ``body_of`` and ``pose``, or list them as dropped.
+    Return (dropped, locked): the links off the chain, dropped or locked.
 
-    Side-branch links join the body of the chain link they hang from, at their locked
-    joint positions (``"lock"``), or are dropped (``"drop"``).  Returns (dropped,
-    locked).
+    Locked, they join the body they hang from in ``body_of`` and ``pose``.
     """
     on_path = set(body_of)
     dropped, locked = [], {}
@@ -442,35 +429,28 @@ def _mimic_relations(robot: Description, movable: List[Joint], base_link: str,
                      f'on the chain from {base_link!r} to {tip_link!r}')
             raise ValueError(f'{what}, which is not {where}')
         direct[k] = (index[source], joint.mimic.multiplier, joint.mimic.offset)
-    done = set()
     for k in direct:
-        chain, seen = [], set()
-        j = k
-        while j in direct and j not in done:
-            if j in seen:
-                cycle = chain[chain.index(j):]
+        path, j = {}, k             # the unresolved mimics from k, in order (a dict: O(1) in)
+        while j in direct and leader[j] < 0:
+            if j in path:
+                cycle = list(path)[list(path).index(j):] + [j]
                 raise ValueError('mimic joints form a cycle: '
-                                 + ' -> '.join(repr(movable[i].name) for i in cycle + [j]))
-            seen.add(j)
-            chain.append(j)
+                                 + ' -> '.join(repr(movable[i].name) for i in cycle))
+            path[j] = None
             j = direct[j][0]
-        if j in direct:     # reached one already resolved
-            root, a, b = leader[j], multiplier[j], offset[j]
-        else:
-            root, a, b = j, 1.0, 0.0
-        for i in reversed(chain):
+        root, a, b = (leader[j], multiplier[j], offset[j]) if j in direct else (j, 1.0, 0.0)
+        for i in reversed(list(path)):
             _, m, o = direct[i]
             a, b = m * a, m * b + o
             leader[i], multiplier[i], offset[i] = root, a, b
-            done.add(i)
     return leader, multiplier, offset
 
 
 def _bodies(robot: Description, body_of, pose, n: int):
     """
-    Return the n bodies' (mass, mass centre, inertia), and the links merged into each.
+    Return the n bodies' masses, mass centres and inertias and the links merged in.
 
-    Also returns the mass of the static base links, which a fixed base ignores.
+    And the mass of the static base links, which a fixed base ignores.
     """
     parts = [[] for _ in range(n + 1)]
     merged = [[] for _ in range(n + 1)]
@@ -487,7 +467,7 @@ def _bodies(robot: Description, body_of, pose, n: int):
         if moments[0] < -PSD_TOLERANCE * max(1.0, float(np.abs(inertial.inertia).max())):
             raise ValueError(f'link {name!r}: <inertia> tensor is not positive '
                              f'(semi)definite, principal moments {moments}')
-        if _excess(moments) > _rounding(moments):
+        if _triangle_excess(moments):
             warnings.warn(f'link {name!r}: <inertia> breaks the triangle inequality '
                           f'(principal moments {moments}); '
                           'read as given, as urdfdom, KDL and Pinocchio do, since body '
@@ -497,10 +477,10 @@ def _bodies(robot: Description, body_of, pose, n: int):
         T = pose[name] @ inertial.origin
         R = T[:3, :3]
         parts[k].append((inertial.mass, T[:3, 3].copy(), R @ inertial.inertia @ R.T))
-    bodies = [merge_inertias(parts[k + 1]) for k in range(n)]
-    for k, (_, _, inertia) in enumerate(bodies):
-        _check_triangle(merged[k + 1], inertia)
-    return bodies, merged, root_mass
+    mass, com, inertia = (np.array(x) for x in zip(*(merge_inertias(p) for p in parts[1:])))
+    for k in range(n):
+        _check_triangle(merged[k + 1], inertia[k])
+    return mass, com, inertia, merged, root_mass
 
 
 def principal_moments(inertia: np.ndarray) -> np.ndarray:
@@ -510,21 +490,19 @@ def principal_moments(inertia: np.ndarray) -> np.ndarray:
     return np.linalg.eigvalsh(inertia)
 
 
-def _excess(moments: np.ndarray) -> float:
-    """Return I_3 - I_1 - I_2 of ascending moments: > 0 breaks the triangle inequality."""
-    return float(moments[2] - moments[0] - moments[1])
-
-
-def _rounding(moments: np.ndarray) -> float:
-    return max(TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum()),
-               2.0 * PSD_TOLERANCE)
+def _triangle_excess(moments: np.ndarray) -> float:
+    """Return I_3 - I_1 - I_2 of ascending moments when rounding cannot make it, else 0."""
+    excess = float(moments[2] - moments[0] - moments[1])
+    rounding = max(TRIANGLE_ROUNDING_EPS * np.finfo(float).eps * 0.5 * float(moments.sum()),
+                   2.0 * PSD_TOLERANCE)
+    return excess if excess > rounding else 0.0
 
 
 def _check_triangle(links: List[str], inertia: np.ndarray):
     """Raise for a body whose moments no rigid body has; warn once on the edge."""
     moments = principal_moments(inertia)
-    excess = _excess(moments)
-    if excess <= _rounding(moments):
+    excess = _triangle_excess(moments)
+    if not excess:
         return
     largest = float(moments[2])
     what = f'link {links[0]!r}' if len(links) == 1 else f'the body of links {links}'

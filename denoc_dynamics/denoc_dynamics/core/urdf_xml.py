@@ -128,9 +128,7 @@ def parse(source: Source) -> Description:
         return parse_xml(source)
     if isinstance(source, str) and is_blank(source):
         raise ValueError(EMPTY)
-    path = os.fspath(source)
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
+    path = os.fsdecode(source)
     if '\n' in path or '<' in path or len(path) > 4096:
         raise ValueError('the URDF is neither XML (it does not start with "<") nor a '
                          f'file path: {_excerpt(path)}')
@@ -363,8 +361,7 @@ def _single(children: Dict[str, list], tag: str, where: str):
     return found[0]
 
 
-def _number(element, key: str, where: str, default=None, required=False,
-            minimum=None, allow_inf=False, bound=MAX_MAGNITUDE):
+def _number(element, key: str, where: str, default=None, required=False, **checks):
     text = element.get(key)
     if text is None:
         if required:
@@ -374,13 +371,7 @@ def _number(element, key: str, where: str, default=None, required=False,
         value = float(text)
     except ValueError:
         raise ValueError(f'{where}: {key}={_excerpt(text)} is not a number') from None
-    if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise ValueError(f'{where}: {key}={text!r} is not finite')
-    if minimum is not None and value < minimum:
-        raise ValueError(f'{where}: {key}={text!r} is negative')
-    if bound is not None and abs(value) > bound:
-        raise ValueError(f'{where}: {key}={text!r} is beyond {bound:g} in magnitude')
-    return value
+    return _checked([value], text, key, where, **checks)[0]
 
 
 def _vector(element, key: str, where: str, default) -> np.ndarray:
@@ -392,15 +383,23 @@ def _vector(element, key: str, where: str, default) -> np.ndarray:
         raise ValueError(f'{where}: {key}={_excerpt(text)} must be 3 numbers, '
                          f'got {len(parts)}')
     try:
-        vector = np.array([float(part) for part in parts])
+        vector = [float(part) for part in parts]
     except ValueError:
         raise ValueError(f'{where}: {key}={_excerpt(text)} is not 3 numbers') from None
-    if not np.all(np.isfinite(vector)):
-        raise ValueError(f'{where}: {key}={text!r} is not finite')
-    if np.abs(vector).max() > MAX_MAGNITUDE:
-        raise ValueError(f'{where}: {key}={_excerpt(text)} is beyond {MAX_MAGNITUDE:g} in '
-                         'magnitude')
-    return vector
+    return np.array(_checked(vector, text, key, where))
+
+
+def _checked(values, text: str, key: str, where: str, minimum=None, allow_inf=False,
+             bound=MAX_MAGNITUDE):
+    """Return ``values``, read from ``key``; ValueError for NaN, Inf, < minimum, > bound."""
+    what = f'{where}: {key}={_excerpt(text)}'
+    if any(math.isnan(v) or (math.isinf(v) and not allow_inf) for v in values):
+        raise ValueError(f'{what} is not finite')
+    if minimum is not None and min(values) < minimum:
+        raise ValueError(f'{what} is negative')
+    if bound is not None and max(abs(v) for v in values) > bound:
+        raise ValueError(f'{what} is beyond {bound:g} in magnitude')
+    return values
 
 
 def _tag(element) -> str:
