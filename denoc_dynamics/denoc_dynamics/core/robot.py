@@ -118,6 +118,7 @@ class Robot:
         if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
         self.model = Model(chain, self.gravity)
+        self._reals, self._ints = self.model.reals, self.model.ints
         self._nb = chain.n
         coordinates = chain.coordinates
         self._n = len(coordinates)
@@ -312,14 +313,14 @@ class Robot:
         """
         if method == 'denoc' and f_ext is None:
             qdd = np.empty(self._n)           # one state, as the kernel takes it: no copies
-            try:
+            try:                              # (no workspace yet in this thread: below)
                 if self._G is None:
-                    status = forward_dynamics_checked(self.model.reals, self.model.ints, q, qd,
-                                                      tau, self._no_wrenches, self._data(), qdd)
+                    status = forward_dynamics_checked(self._reals, self._ints, q, qd, tau,
+                                                      self._no_wrenches, self._local.data, qdd)
                 elif self._mimic is not None:
                     status = forward_dynamics_mimic_checked(
-                        self.model.reals, self.model.ints, *self._mimic, q, qd, tau,
-                        self._no_wrenches, self._data(), qdd)
+                        self._reals, self._ints, *self._mimic, q, qd, tau, self._no_wrenches,
+                        self._local.data, qdd)
                 else:
                     status = -1
             except (TypeError, AttributeError):     # not float64 vectors: checked below
