@@ -7,11 +7,16 @@ process publishes ``sensor_msgs/JointState`` on ``/joint_states`` at 500 Hz (a
 publishing thread with absolute deadlines; a smooth trajectory around a pose, each
 message stamped with a unique time) and subscribes to
 ``/dynamics_node/joint_accelerations``; the node copies the state's stamp into its
-output, which matches each output to its input.  Latency = receive time - send time
-(both ``time.perf_counter`` in this process): DDS both ways, the node's Python
-callback with the forward dynamics, and this process's executor dispatch.  After a
-1 s warm-up the messages of the measuring window are kept; p50/p90/p99/max and the
-number of inputs without an output are reported.
+output, which matches each output to its input.  Latency = arrival of the output at this process's DDS reader (the
+middleware's reception time, ``received_timestamp`` of the subscription's message info)
+- the input's stamp, taken with the same clock (``time.time_ns``) just before the
+publish: DDS both ways and the node's executor and callback, what any subscriber of
+the node sees.  This process's own executor (the Python dispatch of the probe's
+callback, up to milliseconds on a loaded machine) is not part of it; the time to the
+probe's callback is reported apart (``latency_to_probe_callback_ms``).  After a 1 s
+warm-up the messages of the measuring window are kept; p50/p90/p99/max, the number of
+inputs without an output, and the CPU time of the node and of this process [fraction
+of one core] are reported.
 
 Needs the ROS environment of the colcon install (``make bench`` or ``.ci/env.sh``);
 run without it, the section re-runs itself through ``.ci/env.sh`` as a subprocess.
@@ -97,10 +102,11 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
         received = {}
         lock = threading.Lock()
 
-        def on_output(msg):
-            now = time.perf_counter()
+        def on_output(msg, info):
+            now = time.time_ns()
             with lock:
-                received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = now
+                received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = (
+                    info['received_timestamp'], now)
 
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         node.create_subscription(JointAccelerations, OUTPUT_TOPIC, on_output, qos)
@@ -145,19 +151,23 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
                                 * np.ones(robot.n)).tolist()
                 ns = time.time_ns()
                 msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
-                now = time.perf_counter()
                 publisher.publish(msg)
                 if record:
-                    sent[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = now
+                    sent[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = ns
             return count / (time.perf_counter() - start), late
 
         publish_for(warmup, record=False)
         progress.step('warm-up done')
+        cpu_start = _cpu_seconds(node_proc.pid), time.process_time()
         rate, late = publish_for(duration, record=True)
+        cpu = [(_cpu_seconds(node_proc.pid) - cpu_start[0]) / duration,
+               (time.process_time() - cpu_start[1]) / duration]
         progress.step(f'{len(sent)} states sent at {rate:.0f} Hz')
         time.sleep(0.5)
         with lock:
-            matched = [1e3 * (received[key] - t) for key, t in sent.items() if key in received]
+            pairs = [(received[key], t) for key, t in sent.items() if key in received]
+        matched = [1e-6 * (arrived - t) for (arrived, _), t in pairs]
+        at_callback = [1e-6 * (called - t) for (_, called), t in pairs]
         progress.step(f'{len(matched)} matched')
     finally:
         if executor is not None:
@@ -169,6 +179,7 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
         return _not_available(f'no output on {OUTPUT_TOPIC} matched the {len(sent)} inputs')
     lat = np.array(matched)
     p50, p90, p99 = np.percentile(lat, [50, 90, 99])
+    p50_cb, p99_cb = np.percentile(at_callback, [50, 99])
     return {
         'available': True, 'executable': str(exe), 'urdf': urdf,
         'input_topic': INPUT_TOPIC, 'output_topic': OUTPUT_TOPIC,
@@ -178,10 +189,23 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
         'unanswered': len(sent) - len(matched),
         'latency_ms': {'p50': p50, 'p90': p90, 'p99': p99, 'max': float(lat.max()),
                        'mean': float(lat.mean()), 'min': float(lat.min())},
+        'latency_to_probe_callback_ms': {'p50': p50_cb, 'p99': p99_cb},
+        'cpu_cores': {'node': cpu[0], 'probe': cpu[1]},
+        'load_average': os.getloadavg(),
         'targets': [{'name': 'dynamics_node p99 latency at 500 Hz', 'value': p99,
                      'unit': 'ms', 'target': f'<= {P99_TARGET_MS:g} ms',
                      'pass': p99 <= P99_TARGET_MS}],
     }
+
+
+def _cpu_seconds(pid) -> float:
+    """Return the CPU time [s] (user + system) of the process ``pid`` (Linux /proc)."""
+    try:
+        with open(f'/proc/{pid}/stat') as stat:
+            fields = stat.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return float('nan')
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def _stop(proc):
