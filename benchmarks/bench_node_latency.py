@@ -7,16 +7,18 @@ process publishes ``sensor_msgs/JointState`` on ``/joint_states`` at 500 Hz (a
 publishing thread with absolute deadlines; a smooth trajectory around a pose, each
 message stamped with a unique time) and subscribes to
 ``/dynamics_node/joint_accelerations``; the node copies the state's stamp into its
-output, which matches each output to its input.  Latency = arrival of the output at
-this process's DDS reader (the middleware's reception time, ``received_timestamp`` of
-the subscription's message info) - the input's stamp, taken with the same clock
-(``time.time_ns``) just before the publish: DDS both ways and the node's executor and callback, what any subscriber of
-the node sees.  This process's own executor (the Python dispatch of the probe's
-callback, up to milliseconds on a loaded machine) is not part of it; the time to the
-probe's callback is reported apart (``latency_to_probe_callback_ms``).  After a 1 s
-warm-up the messages of the measuring window are kept; p50/p90/p99/max, the number of
-inputs without an output, and the CPU time of the node and of this process [fraction
-of one core] are reported.
+output, which matches each output to its input.
+
+Latency = arrival of the output at this process's DDS reader (the middleware's
+reception time, ``received_timestamp`` of the subscription's message info) - the
+input's stamp, taken with the same clock (``time.time_ns``) just before the publish:
+DDS both ways and the node's executor and callback, what any subscriber of the node
+sees.  This process's own executor (the Python dispatch of the probe's callback, up to
+milliseconds on a loaded machine) is not part of it; the time to the probe's callback
+is reported apart (``latency_to_probe_callback_ms``).  After a 1 s warm-up the
+messages of the measuring window are kept; p50/p90/p99/max, the number of inputs
+without an output, and the CPU time of the node and of this process [fraction of one
+core] are reported.
 
 Needs the ROS environment of the colcon install (``make bench`` or ``.ci/env.sh``);
 run without it, the section re-runs itself through ``.ci/env.sh`` as a subprocess.
