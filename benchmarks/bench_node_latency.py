@@ -2,7 +2,8 @@
 Latency of the dynamics node, joint_states in -> joint_accelerations out, over DDS.
 
 The installed ``dynamics_node`` executable is started as a subprocess for the bundled
-denoc_arm7 (parameter ``urdf_path``; every other parameter at its default).  This
+denoc_arm7 (parameter ``urdf_path``; every other parameter at its default), on a ROS
+domain of its own (a random ROS_DOMAIN_ID in 100-200, discovery on localhost).  This
 process publishes ``sensor_msgs/JointState`` on ``/joint_states`` at 500 Hz (a
 publishing thread with absolute deadlines; a smooth trajectory around a pose, each
 message stamped with a unique time) and subscribes to
@@ -27,6 +28,7 @@ run without it, the section re-runs itself through ``.ci/env.sh`` as a subproces
 import argparse
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -91,6 +93,13 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
 
     urdf = bundled_urdf('denoc_arm7')
     robot = common.load_urdf(urdf)
+    # a ROS domain of its own, on this machine only (read by rclpy.init and inherited by
+    # the node): another ROS process of the machine on the default domain (``make run``
+    # publishes /joint_states at 1 kHz) would feed the node and the probe besides
+    isolation = {'ROS_DOMAIN_ID': str(random.randint(100, 200)),
+                 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+    saved = {key: os.environ.get(key) for key in isolation}
+    os.environ.update(isolation)
     argv = [str(exe), '--ros-args', '-p', f'urdf_path:={urdf}', '--log-level', 'warn']
     node_proc = subprocess.Popen(common.ros_command(argv), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True, cwd=str(common.REPO))
@@ -179,6 +188,11 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
             executor.shutdown(timeout_sec=1.0)
         rclpy.try_shutdown(context=context)
         _stop(node_proc)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
     if not matched:
         return _not_available(f'no output on {OUTPUT_TOPIC} matched the {len(sent)} inputs')
@@ -188,7 +202,7 @@ def measure(exe, duration: float, warmup: float = 1.0) -> dict:
     return {
         'available': True, 'executable': str(exe), 'urdf': urdf,
         'input_topic': INPUT_TOPIC, 'output_topic': OUTPUT_TOPIC,
-        'rmw': os.environ.get('RMW_IMPLEMENTATION'),
+        'rmw': os.environ.get('RMW_IMPLEMENTATION'), 'ros_domain_id': isolation['ROS_DOMAIN_ID'],
         'rate_hz': RATE_HZ, 'achieved_rate_hz': rate, 'late_publishes': late,
         'duration_s': duration, 'sent': len(sent), 'matched': len(matched),
         'unanswered': len(sent) - len(matched),
