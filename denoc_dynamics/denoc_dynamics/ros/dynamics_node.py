@@ -315,7 +315,7 @@ class DynamicsNode(Node):
 
 def main(args=None):
     """Run the dynamics node until shutdown."""
-    return run_node(DynamicsNode, 'dynamics_node', args=args)
+    return run_node(DynamicsNode, 'dynamics_node', args=args, executor='events')
 
 
 if __name__ == '__main__':

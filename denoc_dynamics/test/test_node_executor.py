@@ -1,0 +1,135 @@
+"""
+The executor of the node executables (node_main): the dynamics node on rclpy's EventsExecutor.
+
+The installed ``dynamics_node`` spins on ``make_executor('events')``; the DDS tests
+(test_ros_dynamics_node.py, test_dynamics_launch.py) drive that executable.  Here the
+same executor dispatches, in this process and over DDS, the node's joint_states
+callback (joints mapped by name, a bad message rejected and counted) and a service.
+"""
+
+import gc
+import time
+
+from denoc_dynamics import load_urdf
+from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.ros.dynamics_node import DynamicsNode
+from denoc_dynamics.ros.node_main import make_executor
+from denoc_dynamics.ros.node_main import RosSession
+from denoc_dynamics_interfaces.msg import JointAccelerations
+from denoc_dynamics_interfaces.srv import GetInertiaMatrix
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+
+pytestmark = pytest.mark.ros
+
+TIMEOUT = 30.0
+
+
+def _events_executor_class():
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:
+        return None
+    return EventsExecutor
+
+
+def test_make_executor_kinds():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        assert isinstance(make_executor('single', context=context), SingleThreadedExecutor)
+        events = make_executor('events', context=context)
+        expected = 'EventsExecutor' if _events_executor_class() else 'SingleThreadedExecutor'
+        assert type(events).__name__ == expected
+        with pytest.raises(ValueError, match="'single' or 'events', got 'multi'"):
+            make_executor('multi', context=context)
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def _spin_until(executor, predicate):
+    end = time.monotonic() + TIMEOUT
+    while not predicate():
+        assert time.monotonic() < end, 'timed out'
+        executor.spin_once(timeout_sec=0.05)
+
+
+def test_dynamics_node_on_the_events_executor():
+    robot = load_urdf(bundled_urdf())
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = DynamicsNode(context=context, parameter_overrides=[
+        Parameter('urdf_path', value=bundled_urdf())])
+    peer = rclpy.create_node('events_executor_peer', context=context)
+    executor = make_executor('events', context=context)
+    try:
+        outputs = []
+        peer.create_subscription(JointAccelerations, '/dynamics_node/joint_accelerations',
+                                 outputs.append, 10)
+        states = peer.create_publisher(JointState, '/joint_states', qos_profile_sensor_data)
+        client = peer.create_client(GetInertiaMatrix, '/dynamics_node/get_inertia_matrix')
+        executor.add_node(node)
+        executor.add_node(peer)
+
+        q = np.linspace(-0.6, 0.9, robot.n)
+        qd = np.linspace(0.4, -0.3, robot.n)
+        order = list(reversed(range(robot.n)))  # by name, not by position
+        msg = JointState(name=[robot.joint_names[i] for i in order],
+                         position=q[order].tolist(), velocity=qd[order].tolist())
+        msg.header.stamp.sec = 42
+
+        def published():
+            if not outputs:
+                states.publish(msg)
+            return bool(outputs)
+        _spin_until(executor, published)
+        out = outputs[0]
+        assert out.header.stamp.sec == 42
+        assert list(out.joint_names) == robot.joint_names
+        np.testing.assert_allclose(out.acceleration,
+                                   robot.forward_dynamics(q, qd, np.zeros(robot.n)),
+                                   rtol=1e-12, atol=1e-12)
+
+        accepted = node.accepted
+        bad = JointState(name=msg.name, position=[float('nan')] * robot.n,
+                         velocity=msg.velocity)
+        bad.header.stamp.sec = 43
+
+        def rejected():
+            if node.state_rejections.counts.get('non-finite', 0) == 0:
+                states.publish(bad)
+            return node.state_rejections.counts.get('non-finite', 0) > 0
+        _spin_until(executor, rejected)
+        assert all(o.header.stamp.sec != 43 for o in outputs)
+        assert node.accepted >= accepted
+
+        _spin_until(executor, client.service_is_ready)
+        request = GetInertiaMatrix.Request()
+        request.state = JointState(name=robot.joint_names, position=q.tolist())
+        future = client.call_async(request)
+        _spin_until(executor, future.done)
+        response = future.result()
+        assert response.success, response.message
+        np.testing.assert_allclose(np.reshape(response.inertia.data, (robot.n, robot.n)),
+                                   robot.inertia_matrix(q), rtol=1e-12, atol=1e-12)
+    finally:
+        executor.shutdown()
+        peer.destroy_node()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def test_the_spin_moves_the_start_up_objects_out_of_the_collectors_reach():
+    gc.unfreeze()
+    try:
+        with RosSession(['node_executor_test'], executor='events') as session:
+            assert gc.get_freeze_count() == 0
+            assert session.spin(done=lambda: True)
+            assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
