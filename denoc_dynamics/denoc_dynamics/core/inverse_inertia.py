@@ -14,25 +14,16 @@ Column k is the walk of y from psi_k down to the base: at each ancestor i,
 
 import numpy as np
 
-from .kinematics import kinematics
-from .model import data_arrays, model_arrays
 from .spatial import njit
-from .udu import articulated_bodies, walk_to_base
+from .udu import unit_triangle
 
 
 @njit
 def inverse_inertia_matrix(reals, ints, q, workspace, I_inv):
     """I_inv (n, n) = I^-1 at q, analytically (000 eqs. 36-41)."""
-    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    kinematics(model, data, q)
-    articulated_bodies(model, data)
-    lam = model[0]
-    n = lam.shape[0]
-    r, p, psi, m_hat, y = data[1], data[3], data[12], data[13], data[18]
-    U_inv = np.zeros((n, n))                    # one n x n scratch, outside the loops
-    for k in range(n):
-        U_inv[k, k] = 1.0
-        walk_to_base(lam, r, p, psi, k, y[k], U_inv[:, k], True)    # 000 eq. 38
+    n = q.shape[0]
+    U_inv = np.empty((n, n))                    # one n x n scratch, outside the loops
+    m_hat = unit_triangle(reals, ints, q, workspace, U_inv, True)    # 000 eq. 38
     for a in range(n):                                              # 000 eq. 36
         for b in range(a + 1):
             acc = 0.0

@@ -26,17 +26,27 @@ from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline
 @njit
 def udu(reals, ints, q, workspace, U, m_hat_out):
     """U (n, n) and D = diag(``m_hat_out``) with I = U D U^T at q (000 eqs. 32-34)."""
+    m_hat_out[:] = unit_triangle(reals, ints, q, workspace, U, False)
+
+
+@njit
+def unit_triangle(reals, ints, q, workspace, T, eliminate):
+    """
+    Fill T (n, n) with U of I = U D U^T at q (000 eq. 34), or U^-1; return D's m^.
+
+    A column per body by :func:`walk_to_base`; with ``eliminate``, U^-1 (000 eq. 38).
+    m^ is a view of the workspace.
+    """
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
     articulated_bodies(model, data)
     lam = model[0]
-    n = lam.shape[0]
     r, p, psi, m_hat, y = data[1], data[3], data[12], data[13], data[18]
-    U[:] = 0.0
-    for k in range(n):
-        U[k, k] = 1.0
-        m_hat_out[k] = m_hat[k]
-        walk_to_base(lam, r, p, psi, k, y[k], U[:, k], False)        # 000 eq. 34
+    T[:] = 0.0
+    for k in range(lam.shape[0]):
+        T[k, k] = 1.0
+        walk_to_base(lam, r, p, psi, k, y[k], T[:, k], eliminate)
+    return m_hat
 
 
 @njit
