@@ -3,7 +3,7 @@ The joint drives of the simulated arm in a real arm's modes: effort, position, v
 
 Per joint, a drive takes one of three modes (:data:`EFFORT`, :data:`POSITION`,
 :data:`VELOCITY`), all held in plain arrays that the compiled physics step reads
-once per step (:func:`.physics.drive_efforts`, the laws of :func:`servo_efforts`), at
+once per step (:func:`.physics.drive_efforts`), at
 the physics rate (1 kHz by default: fast enough for a PD loop on a wrist of
 0.0005 kg m^2, which the 100 Hz command rate is not):
 
@@ -41,18 +41,6 @@ MODE_NAMES = ('effort', 'position', 'velocity')
 
 #: Largest natural frequency of the default gains, times the physics step.
 MAX_OMEGA_STEP = 0.3
-
-
-def servo_efforts(mode, tau_cmd, q_ref, qd_ref, kp, kd, tau_ff, q, qd, effort_limit):
-    """
-    Return the drive efforts at (q, qd), limited to +-``effort_limit``.
-
-    Every argument is an array over the joints (``mode`` of :data:`EFFORT`,
-    :data:`POSITION`, :data:`VELOCITY`); see the module docstring for the laws.
-    """
-    servo = mode != EFFORT
-    tau = tau_cmd + np.where(servo, kp * (q_ref - q) + kd * (qd_ref - qd) + tau_ff, 0.0)
-    return np.minimum(np.maximum(tau, -effort_limit), effort_limit)
 
 
 def default_gains(inertia, h: float, frequency: float, damping_ratio: float):

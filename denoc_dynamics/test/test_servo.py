@@ -5,7 +5,6 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import default_gains
 from denoc_dynamics.servo import EFFORT
 from denoc_dynamics.servo import POSITION
-from denoc_dynamics.servo import servo_efforts
 from denoc_dynamics.servo import unstable_gains
 from denoc_dynamics.servo import VELOCITY
 from denoc_dynamics.simulation import CommandOutOfRange
@@ -24,14 +23,25 @@ def robot():
 
 
 def test_servo_laws_per_mode():
-    mode = np.array([EFFORT, POSITION, VELOCITY])
+    """The compiled drive laws (physics.drive_efforts), one joint in each mode."""
+    from denoc_dynamics import physics
+    mode = np.array([EFFORT, POSITION, VELOCITY], dtype=np.int64)
     one = np.ones(3)
-    tau = servo_efforts(mode, tau_cmd=np.array([0.5, 0.1, 0.2]), q_ref=np.array([9.0, 2.0, 3.0]),
-                        qd_ref=np.array([9.0, 1.0, 4.0]), kp=10.0 * one, kd=2.0 * one,
-                        tau_ff=np.array([9.0, 0.3, 0.4]), q=one, qd=0.5 * one,
-                        effort_limit=np.array([1.0, 100.0, 7.0]))
+    joint = np.zeros((12, 3))
+    joint[physics.LOWER], joint[physics.UPPER] = -10.0, 10.0
+    joint[physics.KP], joint[physics.KD], joint[physics.MAX_ERROR] = 10.0, 2.0, 100.0
+    joint[physics.EFFORT_LIMIT] = [1.0, 100.0, 7.0]
+    drive = np.zeros((5, 3))
+    drive[physics.TAU_CMD] = [0.5, 0.1, 0.2]
+    drive[physics.Q_REF], drive[physics.QD_REF] = [9.0, 2.0, 3.0], [9.0, 1.0, 4.0]
+    drive[physics.TAU_FF] = [9.0, 0.3, 0.4]
+    tau = np.empty(3)
+    physics.drive_efforts(joint, drive, mode, True, one, 0.5 * one, 0.0, tau)
     # effort: the command alone; position: PD + feedforwards; velocity: the same, limited
     assert tau.tolist() == pytest.approx([0.5, 10.0 + 1.0 + 0.3 + 0.1, 7.0])
+    drive[physics.EFFORT_CMD] = [0.25, -0.5, 3.0]             # the effort path: held command
+    physics.drive_efforts(joint, drive, mode, False, one, 0.5 * one, 0.0, tau)
+    assert tau.tolist() == [0.25, -0.5, 3.0]
 
 
 def test_default_gains_are_stable_and_an_unstable_pair_is_found():
