@@ -1,9 +1,9 @@
 """
 Batches of states: a parallel loop over the single-state kernels (``prange``).
 
-A batch of S states runs in as many contiguous blocks as numba has threads; each
-block fills one workspace and calls the same kernel as a single state, state after
-state.  There is no second, batch-only copy of any algorithm.
+A batch of S states runs in contiguous blocks, a few per thread of numba's, handed
+out as threads come free; each block fills one workspace and calls the same kernel
+as a single state, state after state.  There is no second, batch-only copy of any algorithm.
 
 numba's default threading layer (workqueue) aborts when two Python threads enter a
 parallel region at once, so every parallel call of the core (the batches of all
@@ -30,6 +30,12 @@ from .udu import udu
 INVERSE_DYNAMICS, FORWARD_DYNAMICS, FORWARD_DYNAMICS_CHOLESKY, INERTIA_MATRIX = 0, 1, 2, 3
 UDU, INVERSE_INERTIA, COMPOSITE_BODY = 4, 5, 6
 
+#: Blocks of states per thread.  The caller hands them out one at a time
+#: (``numba.parallel_chunksize(1)``), so that a thread slowed by other work on the
+#: machine takes fewer of them: with one block per thread, the batch waits for the
+#: slowest.
+BLOCKS_PER_THREAD = 8
+
 #: Held by every parallel call of the core, whichever robot or module makes it: numba's
 #: workqueue threading layer (used where neither TBB nor OpenMP is installed) aborts the
 #: process when two threads enter a parallel region at once.
@@ -47,7 +53,7 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
     function uncacheable).
     """
     S = Q.shape[0]
-    blocks = min(S, threads)
+    blocks = min(S, BLOCKS_PER_THREAD * threads)
     for block in numba.prange(blocks):
         _block(algorithm, reals, ints, Q, X1, X2, F, OUT, block * S // blocks,
                (block + 1) * S // blocks)

@@ -454,7 +454,7 @@ class Robot:
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
         f_ext = f_ext.reshape(-1, n, 6)
         out = np.empty((flat[0].shape[0], rows, n))
-        with batch.PARALLEL_LOCK:           # of all robots and fixman
+        with batch.PARALLEL_LOCK, numba.parallel_chunksize(1):    # one block at a time
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
                            numba.get_num_threads())
         return out.reshape(shape + (rows, n))
