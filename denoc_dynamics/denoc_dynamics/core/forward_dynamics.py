@@ -48,7 +48,7 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
 @njit_inline
 def solve(model, data, phi, qdd):
     """Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
-    lam = model[0]
+    lam, prismatic = model[0], model[1]
     n = lam.shape[0]
     r, p, psi, m_hat, eta, mu, tau_hat = (data[1], data[3], data[12], data[13], data[14],
                                           data[15], data[16])
@@ -56,7 +56,9 @@ def solve(model, data, phi, qdd):
         for a in range(6):
             eta[k, a] = 0.0
     for k in range(n - 1, -1, -1):
-        tau_hat[k] = phi[k] - dot(p[k], eta[k])                     # 002 eq. 14
+        c = 3 if prismatic[k] else 0
+        tau_hat[k] = phi[k] - (p[k, c] * eta[k, c] + p[k, c + 1] * eta[k, c + 1]
+                               + p[k, c + 2] * eta[k, c + 2])       # 002 eq. 14
         for a in range(6):
             eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
         if lam[k] >= 0:
@@ -68,8 +70,9 @@ def solve(model, data, phi, qdd):
             for a in range(6):
                 mu[k, a] = 0.0
         qdd[k] = tau_hat[k] / m_hat[k] - dot(psi[k], mu[k])         # 002 eqs. 17, 19
-        for a in range(6):
-            mu[k, a] += p[k, a] * qdd[k]
+        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
+        for a in range(3):
+            mu[k, c + a] += p[k, c + a] * qdd[k]
 
 
 @njit
@@ -191,11 +194,11 @@ def _not_finite(qdd):
     return 0
 
 
-@numba.njit(types.int64(_VECTOR, types.int64[:, ::1], _VECTOR, _VECTOR, _VECTOR,
-                        types.float64[:, ::1], _VECTOR, _VECTOR), **_CHECKED)
-def forward_dynamics_checked(reals, ints, q, qd, tau, f_ext, workspace, qdd):
+@numba.njit(types.int64(_VECTOR, types.int64[:, ::1], _VECTOR, _VECTOR, _VECTOR, _VECTOR,
+                        _VECTOR), **_CHECKED)
+def forward_dynamics_checked(reals, ints, q, qd, tau, workspace, qdd):
     """
-    Run :func:`forward_dynamics` on one state as given; return 0, or why not.
+    Run :func:`forward_dynamics` on one state as given, no external wrench; 0 or why not.
 
     For the API's one-state call: compiled for float64 vectors only (anything else is
     a TypeError from numba's dispatch, and the caller's full checks take over); 1 if
@@ -203,17 +206,16 @@ def forward_dynamics_checked(reals, ints, q, qd, tau, f_ext, workspace, qdd):
     """
     if _lengths_differ(ints.shape[1], q, qd, tau, qdd):
         return 1
-    forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd)
+    forward_dynamics(reals, ints, q, qd, tau, None, workspace, qdd)
     return _not_finite(qdd)
 
 
 @numba.njit(types.int64(_VECTOR, types.int64[:, ::1], _INDICES, _INDICES, _VECTOR, _VECTOR,
-                        _VECTOR, _VECTOR, _VECTOR, types.float64[:, ::1], _VECTOR, _VECTOR),
-            **_CHECKED)
-def forward_dynamics_mimic_checked(reals, ints, body, leader, a, b, q, qd, tau, f_ext,
-                                   workspace, qdd):
+                        _VECTOR, _VECTOR, _VECTOR, _VECTOR, _VECTOR), **_CHECKED)
+def forward_dynamics_mimic_checked(reals, ints, body, leader, a, b, q, qd, tau, workspace,
+                                   qdd):
     """:func:`forward_dynamics_mimic` as :func:`forward_dynamics_checked` runs its kernel."""
     if _lengths_differ(body.shape[0], q, qd, tau, qdd):
         return 1
-    forward_dynamics_mimic(reals, ints, body, leader, a, b, q, qd, tau, f_ext, workspace, qdd)
+    forward_dynamics_mimic(reals, ints, body, leader, a, b, q, qd, tau, None, workspace, qdd)
     return _not_finite(qdd)

@@ -37,8 +37,8 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     Write tau = ID(q, qd, qdd) at the kinematics in ``data``; ``qdd`` None is zero.
 
     ``f_ext`` (n, 6): external wrenches [moment about C_i; force] on each body, in the
-    base frame, taken off the Newton-Euler wrenches (zeros when there are none: one
-    compiled signature, and w - 0 = w to the bit).
+    base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
+    without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
     lam, g = model[0], model[7]
     n = qd.shape[0]
@@ -59,12 +59,13 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
         body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
         body_inertia_times(M[i], td[i], w[i], True)                 # 000 eq. 17
-        f = f_ext[i]
-        w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]          # moment about O_i
-        w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]
-        w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
-        for k in range(3, 6):
-            w[i, k] -= f[k]
+        if f_ext is not None:
+            f = f_ext[i]
+            w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]      # moment about O_i
+            w[i, 1] -= f[1] + d[i, 2] * f[3] - d[i, 0] * f[5]
+            w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
+            for k in range(3, 6):
+                w[i, k] -= f[k]
     for i in range(n - 1, -1, -1):
         tau[i] = dot(p[i], w[i])                                   # 000 eq. 18
         if lam[i] >= 0:

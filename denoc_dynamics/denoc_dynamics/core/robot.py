@@ -316,11 +316,11 @@ class Robot:
             try:                              # (no workspace yet in this thread: below)
                 if self._G is None:
                     status = forward_dynamics_checked(self._reals, self._ints, q, qd, tau,
-                                                      self._no_wrenches, self._local.data, qdd)
+                                                      self._local.data, qdd)
                 elif self._mimic is not None:
                     status = forward_dynamics_mimic_checked(
-                        self._reals, self._ints, *self._mimic, q, qd, tau, self._no_wrenches,
-                        self._local.data, qdd)
+                        self._reals, self._ints, *self._mimic, q, qd, tau, self._local.data,
+                        qdd)
                 else:
                     status = -1
             except (TypeError, AttributeError):     # not float64 vectors: checked below
