@@ -312,16 +312,21 @@ def _latency(s):
 
 def _load(s):
     out = ['## Start-up: import + load_urdf + first FD in a fresh process', '',
-           f'Fresh Python processes, timed start to exit, alternating; median of '
-           f'{s["repeats"]} each ({s["robot"]}), warm numba cache.  Cold compile (empty '
-           'NUMBA_CACHE_DIR) of the `first FD` program: '
+           f'Fresh Python processes, alternating; median of {s["repeats"]} each '
+           f'({s["robot"]}), warm numba cache; "ready": from the start of the process to the '
+           'end of its program (the target), "exit": to its exit (adds the interpreter\'s '
+           'teardown).  Cold compile (empty NUMBA_CACHE_DIR) of the `first FD` program: '
            f'**{s["cold_compile_first_fd_s"]:.1f} s**.',
            '']
+    exits = s.get('median_to_exit_s', {})
+    added_exit = s.get('added_to_exit_s', {})
     rows = [['`' + s['programs'][name].replace('\n', '; ') + '`',
              _f(s['median_s'][name]), _f(s['min_s'][name]), _f(s.get('max_s', {}).get(name)),
-             '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name])]
+             '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name]),
+             _f(exits.get(name)), '-' if name == 'baseline' else _f(added_exit.get(name))]
             for name in s['median_s']]
-    out.append(_table(['program', 'median [s]', 'min [s]', 'max [s]', 'added [s]'], rows))
+    out.append(_table(['program', 'ready, median [s]', 'min [s]', 'max [s]', 'added [s]',
+                       'exit, median [s]', 'added to exit [s]'], rows))
     return '\n'.join(out)
 
 
