@@ -7,6 +7,7 @@ single-threaded code), and it makes ``import denoc_dynamics`` work from a plain
 checkout by falling back to the source tree when the package is not installed.
 """
 
+import contextlib
 import datetime
 import gc
 import importlib
@@ -15,6 +16,7 @@ import math
 import os
 from pathlib import Path
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -347,6 +349,43 @@ def ros_command(argv: list) -> list:
     if ros_env_active() or not ENV_SH.is_file():
         return list(argv)
     return [str(ENV_SH)] + list(argv)
+
+
+def isolated_ros_environment() -> dict:
+    """
+    Return this process's environment with a ROS domain of its own, localhost only.
+
+    For the ROS processes a benchmark starts: on the default domain, another
+    ``denoc_sim_arm`` or dynamics node on the machine would add its joint states and
+    commands to the measured run (and the run to theirs).  ``domain_coordinator``
+    (as the tests use it) reserves the id until this process exits; without it, a
+    random id from 101 to 200.
+    """
+    global _DOMAIN
+    if _DOMAIN is None:
+        try:
+            import domain_coordinator
+            _DOMAIN = _RESERVED_DOMAINS.enter_context(domain_coordinator.domain_id())
+        except (ImportError, RuntimeError):
+            import random
+            _DOMAIN = random.randint(101, 200)
+    return dict(os.environ, ROS_DOMAIN_ID=str(_DOMAIN),
+                ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+
+
+_DOMAIN = None
+_RESERVED_DOMAINS = contextlib.ExitStack()
+
+
+def interrupt(proc, timeout: float = 20.0):
+    """Stop the subprocess ``proc`` as Ctrl-C does (SIGINT); kill it if it does not end."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def installed_executable(name: str):

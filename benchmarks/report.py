@@ -209,6 +209,10 @@ def _sim(s):
     api, bare, exe = s['simulation_api'], s['bare_rk4_loop'], s['denoc_sim_arm']
     out = [f'## Simulated arm, {s["robot"]}, RK4 at {s["physics_rate_hz"]:g} Hz', '']
     rows = []
+    alone = s.get('physics_alone')
+    if alone:
+        rows.append([f'the physics alone: `{alone["how"]}`', _f(alone['simulated_s']),
+                     _f(alone['wall_s']), _f(alone['rtf']), _f(alone['us_per_step'])])
     if api.get('available'):
         rows.append(['`simulation.Simulation` + `SimulationRunner` in process (' + api['how']
                      + ')', _f(api['simulated_s']), _f(api['wall_s']), _f(api['rtf']),
@@ -234,7 +238,16 @@ def _sim(s):
         out += ['', f'Note: {exe["rtf_note"]}.']
     if exe.get('error'):
         out += ['', f'denoc_sim_arm: {exe["error"]}.']
-    out += ['', f'In-process target measured with: {s["in_process_measure"]}.']
+    cpu = s.get('make_run', {})
+    if cpu.get('cpu_percent') is not None:
+        out += ['', f'`make run` (`{cpu["command"]}`: real time, demo, 3D view), '
+                f'{cpu["settle_s"]:g} s after start-up: **{cpu["cpu_percent"]:.0f} % of one '
+                f'core** ({cpu["cpu_s"]:.1f} s of CPU in {cpu["wall_s"]:.1f} s, the process '
+                f'tree), RTF {_f(cpu.get("rtf_during_window"))}; stand-in for the browser: '
+                f'{cpu.get("viewer_client")}.']
+    elif cpu:
+        out += ['', f'`make run`: {cpu.get("error") or cpu.get("reason")}.']
+    out += ['', 'The ROS processes run in a ROS domain of their own, localhost only.']
     return '\n'.join(out)
 
 
@@ -299,16 +312,21 @@ def _latency(s):
 
 def _load(s):
     out = ['## Start-up: import + load_urdf + first FD in a fresh process', '',
-           f'Fresh Python processes, timed start to exit, alternating; median of '
-           f'{s["repeats"]} each ({s["robot"]}), warm numba cache.  Cold compile (empty '
-           'NUMBA_CACHE_DIR) of the `first FD` program: '
+           f'Fresh Python processes, alternating; median of {s["repeats"]} each '
+           f'({s["robot"]}), warm numba cache; "ready": from the start of the process to the '
+           'end of its program (the target), "exit": to its exit (adds the interpreter\'s '
+           'teardown).  Cold compile (empty NUMBA_CACHE_DIR) of the `first FD` program: '
            f'**{s["cold_compile_first_fd_s"]:.1f} s**.',
            '']
+    exits = s.get('median_to_exit_s', {})
+    added_exit = s.get('added_to_exit_s', {})
     rows = [['`' + s['programs'][name].replace('\n', '; ') + '`',
              _f(s['median_s'][name]), _f(s['min_s'][name]), _f(s.get('max_s', {}).get(name)),
-             '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name])]
+             '-' if name == 'baseline' else _f(s['added_beyond_baseline_s'][name]),
+             _f(exits.get(name)), '-' if name == 'baseline' else _f(added_exit.get(name))]
             for name in s['median_s']]
-    out.append(_table(['program', 'median [s]', 'min [s]', 'max [s]', 'added [s]'], rows))
+    out.append(_table(['program', 'ready, median [s]', 'min [s]', 'max [s]', 'added [s]',
+                       'exit, median [s]', 'added to exit [s]'], rows))
     return '\n'.join(out)
 
 

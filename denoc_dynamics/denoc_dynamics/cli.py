@@ -22,9 +22,7 @@ import numpy as np
 from .core import load_urdf
 from .core.robot import FD_METHODS
 from .core.urdf import SIDE_BRANCHES
-from .core.warm_up import compile_kernels
 from .resources import bundled_urdf, DEFAULT_ROBOT
-from .simulation import compile_simulation
 
 
 def _vector(text):
@@ -92,6 +90,9 @@ def run(argv=None):
     """Run the command line; return the text to print (raises ValueError on bad input)."""
     args = _parser().parse_args(argv)
     if args.command == 'compile':
+        # imported here: the other commands load only the kernels they call
+        from .core.warm_up import compile_kernels
+        from .simulation import compile_simulation
         seconds = compile_kernels() + compile_simulation()
         return f'compiled the kernels in {seconds:.1f} s'
     robot = _load(args)

@@ -43,3 +43,30 @@ def test_ctrl_c_exits_cleanly(args):
         assert 'failed' not in out, proc.describe()
     finally:
         proc.stop()
+
+
+def test_events_session_runs_timers_and_messages():
+    """RosSession(executor='events'): rclpy's EventsExecutor where it exists; callbacks run."""
+    import signal
+
+    from denoc_dynamics.ros.node_main import RosSession
+    import rclpy
+    from rclpy.clock import Clock, ClockType
+    from std_msgs.msg import Float64
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    received, ticks = [], []
+    try:
+        with RosSession(['test_events_session'], executor='events') as session:
+            assert type(session.executor).__name__ == 'EventsExecutor'   # rclpy >= Jazzy
+            node = session.add(rclpy.create_node('events_session_test'))
+            pub = node.create_publisher(Float64, 'events_session_topic', 10)
+            node.create_subscription(Float64, 'events_session_topic',
+                                     lambda msg: received.append(msg.data), 10)
+            node.create_timer(0.01, lambda: (ticks.append(1), pub.publish(
+                Float64(data=float(len(ticks))))), clock=Clock(clock_type=ClockType.STEADY_TIME))
+            assert session.spin(done=lambda: len(received) >= 5)
+        assert received[:5] == sorted(received[:5]) and len(ticks) >= 5
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)

@@ -15,7 +15,6 @@ import time
 
 import numpy as np
 
-from . import fixman
 from .robot import load_urdf_xml
 
 WARM_UP_TREE = """<robot name="warm_up">
@@ -39,6 +38,7 @@ WARM_UP_TREE = """<robot name="warm_up">
 
 def compile_kernels() -> float:
     """Call every kernel of the core once (compiling or loading it); return the seconds."""
+    from . import fixman        # not imported with WARM_UP_TREE (the simulation's warm-up)
     start = time.perf_counter()
     tree = load_urdf_xml(WARM_UP_TREE)
     chain = load_urdf_xml(WARM_UP_TREE, tip_link='b', side_branches='drop')

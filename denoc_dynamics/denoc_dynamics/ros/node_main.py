@@ -103,6 +103,12 @@ class RosSession:
     Use it as a context manager: ``with RosSession(args) as session:``, then
     :meth:`add` the nodes and :meth:`spin`.  On leaving, the nodes are destroyed in
     reverse order and rclpy is shut down, whatever happened.
+
+    ``executor='events'``: run the callbacks on rclpy's EventsExecutor where this
+    rclpy has it (``rclpy.experimental``, Jazzy on), else on a SingleThreadedExecutor.
+    Both run every callback in this thread; the EventsExecutor queues the middleware's
+    events instead of rebuilding a wait set in Python before each callback, which
+    costs about a millisecond with the entities of the composed simulated arm.
     """
 
     def __init__(self, args=None, executor='single'):

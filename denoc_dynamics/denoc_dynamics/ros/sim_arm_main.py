@@ -1,14 +1,15 @@
 """
 denoc_sim_arm: the simulated arm, the dynamics node and the trajectory controller in one process.
 
-The nodes are composed by hand in one SingleThreadedExecutor
-(:class:`~denoc_dynamics.ros.node_main.RosSession`): the sim node's physics timer and
-every other callback run in one thread, with no competition for the GIL, and a
-shutdown signal ends the spin cleanly.  Parameters come from the same YAML file as
-the launch file uses (``--params-file``, default the installed
-``config/sim_arm.yaml``); ``--urdf``, ``--real-time-factor`` and ``--integrator``
-override it.  A status line shows the simulated time, the real-time factor and a few
-joint positions (updated in place on a terminal, one line a second otherwise).
+The nodes are composed by hand in one single-threaded executor, rclpy's
+EventsExecutor where rclpy has it (:class:`~denoc_dynamics.ros.node_main.RosSession`):
+the sim node's physics timer and every other callback run in one thread, with no
+competition for the GIL, and a shutdown signal ends the spin cleanly.  Parameters
+come from the same YAML file as the launch file uses (``--params-file``, default the
+installed ``config/sim_arm.yaml``); ``--urdf``, ``--real-time-factor`` and
+``--integrator`` override it.  A status line shows the simulated time, the real-time
+factor and a few joint positions (updated in place on a terminal, one line a second
+otherwise).
 
 The demo (on by default, ``--no-demo`` to switch it off) adds the trajectory
 controller (:mod:`.trajectory_controller`, computed torque through the core) and
@@ -224,7 +225,7 @@ def main(argv=None):
     times, positions = [], []
     # The YAML first: --ros-args given by the user come later and take precedence.
     with RosSession(['denoc_sim_arm', '--ros-args', '--params-file', params_file, '--']
-                    + argv) as session:
+                    + argv, executor='events') as session:
         try:
             sim = session.add(SimNode(parameter_overrides=sim_overrides))
             if sim.model.robot is None:
