@@ -101,7 +101,6 @@ class Physics:
         self.count = np.zeros(1, dtype=np.int64)
         self.data = robot.model.data()
         self.bodies = np.zeros((3, nb))
-        self.no_wrenches = np.zeros((nb, 6))
         self.M_b = np.zeros((nb, nb) if mimic else (0, 0))
         self.L = np.zeros((n, n))
         self.M_inv = np.zeros((n, n))
@@ -118,8 +117,8 @@ class Physics:
         """Call the compiled :func:`advance`; return (steps taken, status)."""
         return advance(self.reals, self.ints, self.G, self.offset, self.joint, self.drive,
                        self.mode, servo, self.x, self.history, self.count, h, integrator,
-                       steps, divergence_velocity, self.data, self.bodies, self.no_wrenches,
-                       self.M_b, self.L, self.M_inv, self.scratch, self.report)
+                       steps, divergence_velocity, self.data, self.bodies, self.M_b, self.L,
+                       self.M_inv, self.scratch, self.report)
 
     @property
     def applied_effort(self) -> np.ndarray:
@@ -129,8 +128,8 @@ class Physics:
 
 @njit
 def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count, h,
-            integrator, steps, divergence_velocity, data, bodies, no_wrenches, M_b, L,
-            M_inv, scratch, report):
+            integrator, steps, divergence_velocity, data, bodies, M_b, L, M_inv, scratch,
+            report):
     """
     Advance x = [q; qd] by up to ``steps`` steps; return (steps taken, status).
 
@@ -139,7 +138,7 @@ def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count
     the failed speed, and the status says :data:`NON_FINITE` or :data:`DIVERGED`.
     """
     n = x.shape[0] // 2
-    dyn = (reals, ints, G, offset, data, bodies, no_wrenches, M_b, L, joint)
+    dyn = (reals, ints, G, offset, data, bodies, M_b, L, joint)
     q, qd = x[:n], x[n:]
     tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
     for step in range(steps):
@@ -191,7 +190,7 @@ def drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_in
     taken anew.  M^-1 comes from n unit solves on the factorization at the step's
     start, made only when a limit is reached.
     """
-    joint, tau, active, v = dyn[9], scratch[TAU], scratch[ACTIVE], scratch[V_END]
+    joint, tau, active, v = dyn[8], scratch[TAU], scratch[ACTIVE], scratch[V_END]
     qdd = scratch[QDD_1]
     n = q.shape[0]
     for i in range(n):
@@ -261,7 +260,7 @@ def passive_torques(joint, q, qd, out):
 @njit
 def dynamics(dyn, q, qd, tau, tau_stage, qdd):
     """Set qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every stage."""
-    passive_torques(dyn[9], q, qd, tau_stage)
+    passive_torques(dyn[8], q, qd, tau_stage)
     for i in range(q.shape[0]):
         tau_stage[i] += tau[i]
     accelerations(dyn, q, qd, tau_stage, qdd)
@@ -276,9 +275,9 @@ def accelerations(dyn, q, qd, tau, qdd):
     at q_b = G q + b, qd_b = G qd and G^T M G qdd = tau - G^T h, h = ID(q_b, qd_b, 0)
     (000 eqs. 10-18) and M the composite-body GIM (000 eq. 22), by Cholesky in L.
     """
-    reals, ints, G, offset, data, bodies, no_wrenches, M_b, L = dyn[:9]
+    reals, ints, G, offset, data, bodies, M_b, L = dyn[:8]
     if G.shape[0] == 0:
-        forward_dynamics(reals, ints, q, qd, tau, no_wrenches, data, qdd)
+        forward_dynamics(reals, ints, q, qd, tau, None, data, qdd)
         return
     n, nb = q.shape[0], G.shape[0]
     q_b, qd_b, h_b = bodies[0], bodies[1], bodies[2]
@@ -289,7 +288,7 @@ def accelerations(dyn, q, qd, tau, qdd):
             qd_b[a] += G[a, j] * qd[j]                             # qd_b = G qd
     model, body_data = model_arrays(reals, ints), data_arrays(data, nb)
     kinematics(model, body_data, q_b)
-    newton_euler(model, body_data, qd_b, None, no_wrenches, h_b)   # h = ID(q_b, qd_b, 0)
+    newton_euler(model, body_data, qd_b, None, None, h_b)          # h = ID(q_b, qd_b, 0)
     composite_inertia_matrix(model, body_data, M_b)                # 000 eq. 22
     L[:] = 0.0
     for i in range(n):
@@ -307,7 +306,7 @@ def accelerations(dyn, q, qd, tau, qdd):
 @njit
 def unit_response(dyn, e, out):
     """Set out = M^-1 e at the state of the last :func:`accelerations` (O(n) or Cholesky)."""
-    reals, ints, G, data, L = dyn[0], dyn[1], dyn[2], dyn[4], dyn[8]
+    reals, ints, G, data, L = dyn[0], dyn[1], dyn[2], dyn[4], dyn[7]
     if G.shape[0] == 0:
         solve(model_arrays(reals, ints), data_arrays(data, e.shape[0]), e, out)  # 002
     else:
