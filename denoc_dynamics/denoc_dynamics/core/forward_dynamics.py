@@ -28,7 +28,7 @@ from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, njit, njit_inline, twist_to_child, wrench_to_parent
+from .spatial import add_p, dot, njit, njit_inline, p_dot, twist_to_child, wrench_to_parent
 from .udu import articulated_bodies
 
 
@@ -56,9 +56,7 @@ def solve(model, data, phi, qdd):
         for a in range(6):
             eta[k, a] = 0.0
     for k in range(n - 1, -1, -1):
-        c = 3 if prismatic[k] else 0
-        tau_hat[k] = phi[k] - (p[k, c] * eta[k, c] + p[k, c + 1] * eta[k, c + 1]
-                               + p[k, c + 2] * eta[k, c + 2])       # 002 eq. 14
+        tau_hat[k] = phi[k] - p_dot(p[k], eta[k], prismatic[k])    # 002 eq. 14
         for a in range(6):
             eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
         if lam[k] >= 0:
@@ -70,9 +68,7 @@ def solve(model, data, phi, qdd):
             for a in range(6):
                 mu[k, a] = 0.0
         qdd[k] = tau_hat[k] / m_hat[k] - dot(psi[k], mu[k])         # 002 eqs. 17, 19
-        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
-        for a in range(3):
-            mu[k, c + a] += p[k, c + a] * qdd[k]
+        add_p(p[k], qdd[k], prismatic[k], mu[k])
 
 
 @njit

@@ -19,8 +19,8 @@ where O_i is now), for which pd_i = t_i x p_i.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_motion_cross, body_inertia_times, dot, force_cross, njit, njit_inline
-from .spatial import twist_to_child, wrench_to_parent
+from .spatial import add_motion_cross, add_p, body_inertia_times, force_cross, njit
+from .spatial import njit_inline, p_dot, twist_to_child, wrench_to_parent
 
 
 @njit
@@ -40,7 +40,7 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
     without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
-    lam, g = model[0], model[7]
+    lam, prismatic, g = model[0], model[1], model[7]
     n = qd.shape[0]
     R, r, e, p, M, d, O, t, td, w = data[:10]
     for i in range(n):
@@ -51,10 +51,9 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
             t[i, :] = 0.0
             td[i, :3] = 0.0
             td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
-        for k in range(6):
-            t[i, k] += p[i, k] * qd[i]
-            if qdd is not None:
-                td[i, k] += p[i, k] * qdd[i]
+        add_p(p[i], qd[i], prismatic[i], t[i])
+        if qdd is not None:
+            add_p(p[i], qdd[i], prismatic[i], td[i])
         add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i
         body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
@@ -67,6 +66,6 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
             for k in range(3, 6):
                 w[i, k] -= f[k]
     for i in range(n - 1, -1, -1):
-        tau[i] = dot(p[i], w[i])                                   # 000 eq. 18
+        tau[i] = p_dot(p[i], w[i], prismatic[i])                   # 000 eq. 18
         if lam[i] >= 0:
             wrench_to_parent(r[i], w[i], w[lam[i]])

@@ -45,6 +45,21 @@ def dot(a, b):
 
 
 @njit_inline
+def p_dot(p, x, prismatic):
+    """Return p^T x for a joint's p = [e; 0] (revolute) or [0; e] (prismatic): 3 products."""
+    c = 3 if prismatic else 0
+    return p[c] * x[c] + p[c + 1] * x[c + 1] + p[c + 2] * x[c + 2]
+
+
+@njit_inline
+def add_p(p, s, prismatic, out):
+    """Add p s to out for a joint's p = [e; 0] or [0; e] (its three non-zero entries)."""
+    c = 3 if prismatic else 0
+    for k in range(c, c + 3):
+        out[k] += p[k] * s
+
+
+@njit_inline
 def matvec(X, s, out):
     """Write X s into out, for a square X."""
     for i in range(X.shape[0]):
