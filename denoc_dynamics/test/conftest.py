@@ -57,6 +57,16 @@ def ros2_msgs():
                     ' make test builds them from ../shared/ros2-msgs')
 
 
+@pytest.fixture
+def context():
+    """Yield an rclpy context of its own for nodes built in the test; shut it down after."""
+    import rclpy
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
 #: The test files that import control_msgs or simulation_interfaces at the top.
 ROS2_MSGS_TESTS = ('test_moveit_launch.py', 'test_two_arms_launch.py',
                    'test_ros_simulation_services.py')

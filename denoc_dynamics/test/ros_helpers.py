@@ -223,3 +223,15 @@ def stamp(sec, nanosec=0):
     """Return a builtin_interfaces/Time."""
     from builtin_interfaces.msg import Time
     return Time(sec=sec, nanosec=nanosec)
+
+
+# --- nodes built in this process (their rclpy context: the ``context`` fixture of conftest.py)
+class Recorder:
+    """Stands in for a publisher: keeps what is published (``copy`` of it, if given)."""
+
+    def __init__(self, copy=None):
+        self.messages = []
+        self._copy = copy
+
+    def publish(self, msg):
+        self.messages.append(msg if self._copy is None else self._copy(msg))

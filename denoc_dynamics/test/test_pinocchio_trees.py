@@ -48,13 +48,9 @@ import zlib
 from denoc_dynamics import load_urdf
 import numpy as np
 import pytest
-from test_urdf_pinocchio import _path, _urdf_mimics, BUNDLED, REFUSED, ROBOTS_DIR, URDFS
-
-try:
-    import pinocchio as pin
-except ImportError as exc:      # skip the tests, not the module (see test_pinocchio.py)
-    pin = None
-    PIN_MISSING = f'pinocchio cannot be imported: {exc}'
+# the autouse fixture that skips without Pinocchio or example-robot-data, shared
+from test_urdf_pinocchio import _oracles_installed  # noqa: F401
+from test_urdf_pinocchio import _path, _urdf_mimics, BUNDLED, pin, REFUSED, ROBOTS_DIR, URDFS
 
 TOL = 1e-12
 #: FD and I^-1 may lose up to this many ulps times cond(M) (see the module docstring).
@@ -82,14 +78,6 @@ REQUIRED = ('panda_description/urdf/panda.urdf', 'baxter_description/urdf/baxter
             'tiago_description/robots/tiago.urdf', 'pr2_description/urdf/pr2.urdf',
             'talos_data/robots/talos_full_v2.urdf',
             'anymal_b_simple_description/robots/anymal.urdf', BUNDLED)
-
-
-@pytest.fixture(autouse=True)
-def _oracles_installed():
-    if pin is None:
-        pytest.skip(PIN_MISSING)
-    if ROBOTS_DIR is None:
-        pytest.skip('example-robot-data is not installed')
 
 
 def relative_error(actual, expected, floor=1e-300) -> float:

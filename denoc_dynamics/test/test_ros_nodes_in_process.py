@@ -21,8 +21,8 @@ from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 import pytest
-import rclpy
 from rclpy.parameter import Parameter
+from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from urdf_factory import planar_urdf
@@ -33,28 +33,10 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::RuntimeWarnin
 Q = [0.3, 0.7, -0.4, -1.3, 0.5, 1.1, -0.2]
 
 
-@pytest.fixture
-def context():
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
 def make(node_class, context, **params):
     node = node_class(context=context, parameter_overrides=[
         Parameter(name, value=value) for name, value in params.items()])
     return node
-
-
-class Recorder:
-    """Stands in for a publisher: keeps what is published."""
-
-    def __init__(self):
-        self.messages = []
-
-    def publish(self, msg):
-        self.messages.append(msg)
 
 
 class WarningLog:

@@ -14,9 +14,9 @@ from denoc_dynamics.servo import POSITION
 from denoc_dynamics.servo import VELOCITY
 import numpy as np
 import pytest
-import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import ReliabilityPolicy
+from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -32,25 +32,10 @@ NAMES = [f'joint{i}' for i in range(1, 8)]
 TRIGGER_THRESHOLD = 1e-5
 
 
-class Recorder:
-    """Stands in for a publisher: keeps what is published."""
-
-    def __init__(self):
-        self.messages = []
-
-    def publish(self, msg):
-        # the node reuses its message object: keep a copy of what was sent
-        self.messages.append(JointState(name=list(msg.name), position=list(msg.position),
-                                        velocity=list(msg.velocity),
-                                        effort=list(msg.effort)))
-
-
-@pytest.fixture
-def context():
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
+def _copy(msg):
+    # the node reuses its message object: keep a copy of what was sent
+    return JointState(name=list(msg.name), position=list(msg.position),
+                      velocity=list(msg.velocity), effort=list(msg.effort))
 
 
 def make_sim(context, **params):
@@ -59,8 +44,8 @@ def make_sim(context, **params):
     node = SimNode(context=context, parameter_overrides=[
         Parameter(name, value=value) for name, value in params.items()])
     node.real_robot_js_pub = node.robot_js_pub
-    node.js_pub = Recorder()
-    node.robot_js_pub = Recorder()
+    node.js_pub = Recorder(_copy)
+    node.robot_js_pub = Recorder(_copy)
     return node
 
 

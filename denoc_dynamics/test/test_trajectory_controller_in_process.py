@@ -15,8 +15,8 @@ from denoc_dynamics.ros.trajectory_controller import AcceptLog
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 import numpy as np
 import pytest
-import rclpy
 from rclpy.parameter import Parameter
+from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -26,24 +26,6 @@ pytestmark = pytest.mark.ros
 POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
 NAMES = [f'joint{k}' for k in range(1, 8)]
 T0 = 1000.0   # the joint states' clock [s]
-
-
-@pytest.fixture
-def context():
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
-class Recorder:
-    """Stands in for a publisher: keeps what is published."""
-
-    def __init__(self):
-        self.messages = []
-
-    def publish(self, msg):
-        self.messages.append(msg)
 
 
 def make(context, **params):

@@ -111,8 +111,8 @@ def test_root_inertia_is_ignored_and_reported():
     assert 'ignored' in r.summary() and '50.0000 kg' in r.summary()
 
 
-def _hand_robot():
-    """Return a 2-joint arm whose tip link 'hand' carries two prismatic fingers."""
+def hand_robot():
+    """Return a 2-joint arm whose 'hand' carries two prismatic fingers, 'fr' mimics 'fl'."""
     return robot(
         link('a'), joint('j1', 'base', 'a', axis='0 0 1'),
         link('hand', xyz='0.05 0 0'), joint('j2', 'a', 'hand', xyz='0.3 0 0'),
@@ -125,15 +125,15 @@ def _hand_robot():
 
 def test_branched_urdf_without_tip_link_is_the_whole_tree():
     """It was refused ("tip_link is ambiguous"); now a tree (issue 16, test_urdf_tree.py)."""
-    tree = build_chain(_hand_robot())
+    tree = build_chain(hand_robot())
     assert tree.tip_link is None and tree.joint_names == ['j1', 'j2', 'fl', 'fr']
     assert tree.coordinate_names == ['j1', 'j2', 'fl']
 
 
 def test_side_branches_lock_and_drop():
-    locked = load_urdf(_hand_robot(), tip_link='hand')
-    dropped = load_urdf(_hand_robot(), tip_link='hand', side_branches='drop')
-    opened = load_urdf(_hand_robot(), tip_link='hand', locked_positions={'fl': 0.04})
+    locked = load_urdf(hand_robot(), tip_link='hand')
+    dropped = load_urdf(hand_robot(), tip_link='hand', side_branches='drop')
+    opened = load_urdf(hand_robot(), tip_link='hand', locked_positions={'fl': 0.04})
     assert locked.chain.mass[1] == pytest.approx(2.0)
     assert dropped.chain.mass[1] == pytest.approx(1.0)
     assert dropped.chain.dropped_links == ['left', 'right']
@@ -321,7 +321,7 @@ def test_link_breaking_triangle_inequality_merged_into_a_valid_body_warns():
 
 def test_mimic_multiplier_zero_is_kept():
     """A mimic multiplier of 0 is 0 (it was read as 1)."""
-    xml = _hand_robot().replace('multiplier="1" offset="0"', 'multiplier="0" offset="0.01"')
+    xml = hand_robot().replace('multiplier="1" offset="0"', 'multiplier="0" offset="0.01"')
     r = load_urdf(xml, tip_link='hand', locked_positions={'fl': 0.04})
     assert r.chain.locked_joints == {'fl': 0.04, 'fr': 0.01}
 

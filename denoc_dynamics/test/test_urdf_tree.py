@@ -18,7 +18,7 @@ from denoc_dynamics.resources import bundled_urdf
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-from test_urdf import joint, link, robot
+from test_urdf import hand_robot, joint, link, robot
 from urdf_factory import random_chain_urdf, random_tree_urdf
 
 MIMIC = '<mimic joint="{}" multiplier="{}" offset="{}"/>'
@@ -106,18 +106,6 @@ def body_poses(chain: Chain, q):
         above = np.eye(4) if chain.parent[k] < 0 else T[chain.parent[k]]
         T[k] = above @ chain.X_tree[k] @ _motion(chain.axis[k], chain.prismatic[k], q[k])
     return T
-
-
-def hand_robot():
-    """Return a 2-joint arm whose 'hand' carries two prismatic fingers, 'fr' mimics 'fl'."""
-    return robot(
-        link('a'), joint('j1', 'base', 'a', axis='0 0 1'),
-        link('hand', xyz='0.05 0 0'), joint('j2', 'a', 'hand', xyz='0.3 0 0'),
-        link('left', mass=0.5, xyz='0 0.02 0'),
-        joint('fl', 'hand', 'left', kind='prismatic', xyz='0.1 0 0', axis='0 1 0'),
-        link('right', mass=0.5, xyz='0 -0.02 0'),
-        joint('fr', 'hand', 'right', kind='prismatic', xyz='0.1 0 0', axis='0 -1 0',
-              extra=mimic('fl')))
 
 
 # --- the tree ---------------------------------------------------------------------------
