@@ -15,7 +15,9 @@ from denoc_dynamics.ros.trajectory_controller import AcceptLog
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 import numpy as np
 import pytest
+from rclpy.clock_type import ClockType
 from rclpy.parameter import Parameter
+from rclpy.time import Time
 from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -25,11 +27,12 @@ pytestmark = pytest.mark.ros
 
 POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
 NAMES = [f'joint{k}' for k in range(1, 8)]
-T0 = 1000.0   # the joint states' clock [s]
+T0 = 1000.0   # the controller's clock [s] (and the joint states' stamps)
 
 
 def make(context, **params):
     params.setdefault('urdf_path', bundled_urdf())
+    params.setdefault('use_sim_time', True)   # the clock: set by at() below
     node = TrajectoryController(context=context, parameter_overrides=[
         Parameter(name, value=value) for name, value in params.items()])
     node.effort_pub = Recorder()
@@ -41,6 +44,22 @@ def joint_state(t, q=POSE):
     msg.header.stamp.sec = int(t)
     msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
     return msg
+
+
+def at(node, t):
+    """Set the controller's clock (ROS time, as /clock would) to ``t`` [s]."""
+    node.get_clock().set_ros_time_override(Time(nanoseconds=int(round(t * 1e9)),
+                                                clock_type=ClockType.ROS_TIME))
+
+
+#: The message info of the arm's own joint_states publisher (its GID).
+ARM = {'publisher_gid': {'implementation_identifier': 'rmw_fastrtps_cpp', 'data': b'arm'}}
+
+
+def step(node, t, q=POSE, stamp=None, info=ARM):
+    """One control step: the clock at ``t``, then a joint state (stamped ``t``)."""
+    at(node, t)
+    node.on_joint_state(joint_state(t if stamp is None else stamp, q), info)
 
 
 def trajectory(names, points, stamp=0.0):
@@ -63,7 +82,7 @@ def test_a_trajectory_before_the_first_joint_state_starts_from_it(context):
     try:
         assert node.follow(trajectory(NAMES, [(1.0, target())])) is None   # waits
         assert node.rejections.total == 0
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.active and node.accepted == 1
         assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
         np.testing.assert_allclose(node.trajectory.sample(T0)[0], POSE)
@@ -79,7 +98,7 @@ def test_a_waiting_trajectory_expires_after_joint_state_timeout(context):
         node._expire_pending()
         assert node.pending is None
         assert node.rejections.counts == {'no state': 1}
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert not node.active and node.accepted == 0
     finally:
         node.destroy_node()
@@ -106,11 +125,11 @@ BAD = {
 def test_bad_trajectories_are_rejected_and_nothing_moves(context, reason):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         held = node.effort_pub.messages[-1].data
         assert node.follow(BAD[reason]()) is False
         assert node.rejections.counts == {reason: 1}
-        node._on_joint_state(joint_state(T0 + 0.5))
+        step(node, T0 + 0.5)
         assert not node.active
         np.testing.assert_allclose(node.effort_pub.messages[-1].data, held)
     finally:
@@ -120,7 +139,7 @@ def test_bad_trajectories_are_rejected_and_nothing_moves(context, reason):
 def test_negative_and_infinite_times_are_rejected(context):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         negative = trajectory(NAMES, [(1.0, target())])
         negative.points[0].time_from_start = Duration(sec=-5)
         infinite = trajectory(NAMES, [(1.0, target())])
@@ -135,7 +154,7 @@ def test_the_same_points_within_the_velocity_limits_are_accepted(context):
     # the 'velocity limit' trajectory slowed to 0.2 rad per 0.1 s (2 rad/s < 2.61)
     node = make(context, allow_partial_joints_goal=True)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         slow = trajectory(['joint7'], [(0.1 * (k + 1), [POSE[6] + (0.1 if k % 2 else -0.1)])
                                        for k in range(10)])
         assert node.follow(slow) is True
@@ -150,7 +169,7 @@ def test_the_same_points_within_the_velocity_limits_are_accepted(context):
 def test_a_recent_stamp_is_accepted(context):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.follow(trajectory(NAMES, [(2.0, target())], stamp=T0 - 1.0)) is True
         assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
     finally:
@@ -198,7 +217,7 @@ def test_without_control_msgs_the_controller_runs_on_the_topic_and_says_so(
         assert node.state_pub.msg_type is TrajectoryControllerState
         said = [line for line in lines if 'control_msgs is not installed' in line]
         assert len(said) == 1 and 'no ~/follow_joint_trajectory' in said[0]
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.follow(trajectory(NAMES, [(1.0, target())])) is True
     finally:
         node.destroy_node()
@@ -251,7 +270,7 @@ def test_goal_semantics_in_process(context, ros2_msgs):
     codes = FollowJointTrajectory.Result
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         # bad goals: aborted at once with joint_trajectory_controller's codes
         for msg, fields, code in [
                 (trajectory(NAMES[:6] + ['elbow'], [(1.0, target())]), {},
@@ -269,7 +288,7 @@ def test_goal_semantics_in_process(context, ros2_msgs):
         # a goal, then a second one: the first is preempted (INVALID_GOAL)
         first = goal_of(trajectory(NAMES, [(1.0, target())]))
         one = node.follow(first.request.trajectory, 'action', first)
-        node._on_joint_state(joint_state(T0 + 0.1))
+        step(node, T0 + 0.1)
         assert first.feedback and first.feedback[-1].index == 0
         second = goal_of(trajectory(NAMES, [(1.0, target(0.05))]))
         two = node.follow(second.request.trajectory, 'action', second)
@@ -277,29 +296,29 @@ def test_goal_semantics_in_process(context, ros2_msgs):
         # cancel: holds where the arm is, goal canceled
         second.is_cancel_requested = True
         moved = [q + 0.01 for q in POSE]
-        node._on_joint_state(joint_state(T0 + 0.2, moved))
+        step(node, T0 + 0.2, moved)
         assert second.states == ['canceled'] and two.done and not node.active
         np.testing.assert_allclose(node.trajectory.sample(T0 + 5.0)[0], moved)
         # success once past the last point within the (default) tolerances
         third = goal_of(trajectory(NAMES, [(0.5, moved)]))
         node.follow(third.request.trajectory, 'action', third)
-        node._on_joint_state(joint_state(T0 + 0.8, moved))
+        step(node, T0 + 0.8, moved)
         assert third.states == ['succeeded']
         # goal tolerance 1e-9 with goal_time_tolerance 0.01: GOAL_TOLERANCE_VIOLATED
         fourth = goal_of(trajectory(NAMES, [(0.1, POSE)]),
                          goal_tolerance=[JointTolerance(name=n, position=1e-9) for n in NAMES])
         fourth.request.goal_time_tolerance.nanosec = 10_000_000
         goal = node.follow(fourth.request.trajectory, 'action', fourth)
-        node._on_joint_state(joint_state(T0 + 0.905, moved))   # past the end, 1 cm off
+        step(node, T0 + 0.905, moved)   # past the end, 1 cm off
         assert fourth.states == []                          # within goal_time_tolerance
-        node._on_joint_state(joint_state(T0 + 0.95, moved))
+        step(node, T0 + 0.95, moved)
         assert fourth.states == ['aborted']
         assert goal.future.result().error_code == codes.GOAL_TOLERANCE_VIOLATED
         # path tolerance: aborted while moving, PATH_TOLERANCE_VIOLATED
         fifth = goal_of(trajectory(NAMES, [(1.0, target())]),
                         path_tolerance=[JointTolerance(name='joint1', position=1e-3)])
         goal = node.follow(fifth.request.trajectory, 'action', fifth)
-        node._on_joint_state(joint_state(T0 + 1.0, [q - 0.05 for q in POSE]))
+        step(node, T0 + 1.0, [q - 0.05 for q in POSE])
         assert goal.future.result().error_code == codes.PATH_TOLERANCE_VIOLATED
     finally:
         node.destroy_node()
