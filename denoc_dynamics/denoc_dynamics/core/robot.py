@@ -27,6 +27,8 @@ from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import kinematics
 from .model import data_arrays, Model, model_arrays
+from .momentum import momentum_terms
+from .reaction_wrench import reaction_wrenches
 from .udu import articulated_bodies, udu
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -283,6 +285,35 @@ class Robot:
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
         return self._coordinates(self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics,
                                               *self._bodies(q, qd, qdd), f_ext))
+
+    def reaction_wrenches(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        """
+        Return w~_i (n_bodies, 6) at one state: the wrench across each joint (000 eq. 18).
+
+        [moment about the joint origin O_i; force] in the base frame, that body
+        lambda(i) exerts on everything beyond joint i (:mod:`.reaction_wrench`);
+        ``f_ext`` as :meth:`inverse_dynamics` takes it.
+        """
+        q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
+        if q.ndim != 1:
+            raise ValueError(f'reaction_wrenches takes one state (n,), got {q.shape}')
+        out = np.empty((self._nb, 6))
+        reaction_wrenches(self._reals, self._ints, *self._bodies(q, qd, qdd),
+                          self._wrenches(f_ext, ()), self._data(), out)
+        return _finite(out)
+
+    def momentum_terms(self, q, qd):
+        """
+        Return (p, C^T qd, g) at one state: p = I qd, C^T qd and g(q) (:mod:`.momentum`).
+
+        Two O(n) sweeps, no finite differences; the momentum observer's terms.
+        """
+        q, qd = self._states(q=q, qd=qd)
+        if q.ndim != 1:
+            raise ValueError(f'momentum_terms takes one state (n,), got {q.shape}')
+        out = np.empty((3, self._nb))
+        momentum_terms(self._reals, self._ints, *self._bodies(q, qd), self._data(), *out)
+        return tuple(_finite(self._coordinates(x)) for x in out)
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
