@@ -20,6 +20,10 @@ module                 algorithm
 ``mimic``              q_b = G q + b; FD held to the leaders, O(n); G^T M G reference
 ``composite_body``     H and b about one fixed point (paper 003)
 ``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
+``reaction_wrench``    the wrench across each joint, F/T sensors (000 eqs. 17-18)
+``ft_sensor``          F/T sensors at fixed joints inside merged bodies; link placement
+``momentum``           p = I qd, C^T qd and g(q) in two sweeps (000 eqs. 10, 17-19)
+``momentum_observer``  external torques by the momentum observer (De Luca, Mattone 2005)
 =====================  =============================================================
 
 ``model`` lays out the model and the workspace (named views), ``call`` is the one

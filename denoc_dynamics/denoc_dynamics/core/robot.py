@@ -42,6 +42,8 @@ from .gim import inertia_matrix
 from .kinematics import kinematics
 from .mimic import bodies
 from .model import data_arrays, Model, model_arrays
+from .momentum import momentum_terms
+from .reaction_wrench import reaction_wrenches
 from .udu import articulated_bodies
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -245,12 +247,12 @@ class Robot:
     def body_positions(self, q) -> np.ndarray:
         """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
         q = self._state(q, 'q')
-        return q if self._G is None else self._bodies(q, True)
+        return q if self._G is None else self._to_bodies(q, True)
 
     def body_rates(self, qd) -> np.ndarray:
         """Return the rates of every moving joint (..., n_bodies): qd_m = a qd_l."""
         qd = self._state(qd, 'qd')
-        return qd if self._G is None else self._bodies(qd, False)
+        return qd if self._G is None else self._to_bodies(qd, False)
 
     def summary(self) -> str:
         """Return a readable description of the robot as the model sees it."""
@@ -340,6 +342,35 @@ class Robot:
         G qdd): the efforts on the coordinates, each mimic joint's on its leader.
         """
         return self._call(call.INVERSE_DYNAMICS, q, qd, qdd, f_ext)
+
+    def reaction_wrenches(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        """
+        Return w~_i (n_bodies, 6) at one state: the wrench across each joint (000 eq. 18).
+
+        [moment about the joint origin O_i; force] in the base frame, that body
+        lambda(i) exerts on everything beyond joint i (:mod:`.reaction_wrench`);
+        ``f_ext`` as :meth:`inverse_dynamics` takes it.
+        """
+        q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
+        if q.ndim != 1:
+            raise ValueError(f'reaction_wrenches takes one state (n,), got {q.shape}')
+        out = np.empty((self._nb, 6))
+        reaction_wrenches(self._reals, self._ints, *self._bodies(q, qd, qdd),
+                          self._wrenches(f_ext, ()), self._data(), out)
+        return _finite(out)
+
+    def momentum_terms(self, q, qd):
+        """
+        Return (p, C^T qd, g) at one state: p = I qd, C^T qd and g(q) (:mod:`.momentum`).
+
+        Two O(n) sweeps, no finite differences; the momentum observer's terms.
+        """
+        q, qd = self._states(q=q, qd=qd)
+        if q.ndim != 1:
+            raise ValueError(f'momentum_terms takes one state (n,), got {q.shape}')
+        out = np.empty((3, self._nb))
+        momentum_terms(self._reals, self._ints, *self._bodies(q, qd), self._data(), *out)
+        return tuple(_finite(self._coordinates(x)) for x in out)
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
@@ -471,7 +502,17 @@ class Robot:
         return _finite(out if rows else out[..., 0, :])
 
     # --- coordinates and bodies (mimic joints) -----------------------------------
-    def _bodies(self, x, offset):
+    def _bodies(self, q, *rates):
+        """Return (G q + b, G x for each rate x): every body's joint position and rates."""
+        if self._G is None:
+            return (q,) + rates
+        return (self._to_bodies(q, True),) + tuple(self._to_bodies(x, False) for x in rates)
+
+    def _coordinates(self, tau):
+        """Return G^T tau: body efforts on the coordinates (a mimic joint's on its leader)."""
+        return tau if self._G is None else tau @ self._G
+
+    def _to_bodies(self, x, offset):
         """Return G x (+ b with ``offset``): the bodies' joint positions or rates."""
         out = np.empty(x.shape[:-1] + (self._nb,))
         bodies(self._reals, self._ints, x.reshape(-1, self._n), out.reshape(-1, self._nb),
@@ -562,7 +603,7 @@ class Robot:
         sigma_k, sigma_k = (|G|^T |M| |G|)_kk the same sum over absolute values.
         """
         M = np.empty((self._nb, self._nb))
-        inertia_matrix(self._reals, self._ints, self._bodies(np.zeros(self._n), True),
+        inertia_matrix(self._reals, self._ints, self._to_bodies(np.zeros(self._n), True),
                        self.model.data(), M)
         G_abs = np.abs(self._G)
         sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
