@@ -6,7 +6,7 @@ the bodies where the robot has mimic joints (:mod:`.mimic`), runs the algorithm'
 kernel on this state's workspace and brings the result back to the coordinates.  A
 batch runs it state after state (:mod:`.batch`), and :class:`~.robot.Robot` calls it
 for one state through :func:`call_vector` or :func:`call_matrix`: compiled for the
-argument types a user passes (float64 vectors of any layout, read only), they check
+argument types a user passes (float64 vectors, C-ordered or of any layout), they check
 the lengths and that the result is finite in the same compiled call, so that a call
 with good input costs one dispatch.
 
@@ -160,8 +160,18 @@ _VECTOR, _MATRIX = types.float64[::1], types.float64[:, ::1]
 _ENTRY = {'cache': True, 'error_model': 'numpy'}
 
 
-@numba.njit(types.boolean(types.int64, _VECTOR, types.int64[:, ::1], _READ, _READ, _READ,
-                          _VECTOR, _VECTOR), **_ENTRY)
+def _signatures(out):
+    """
+    Return the entry's signatures: C-ordered vectors (the usual input), then any layout.
+
+    numba's dispatcher finds an exact match at once; any other float64 vector (read
+    only, strided) converts to the second signature, which takes microseconds longer.
+    """
+    return [types.boolean(types.int64, _VECTOR, types.int64[:, ::1], state, state, state,
+                          _VECTOR, out) for state in (_VECTOR, _READ)]
+
+
+@numba.njit(_signatures(_VECTOR), **_ENTRY)
 def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
     """
     :func:`run` at one state without external wrenches, out (n,); True if it is good.
@@ -176,8 +186,7 @@ def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
     return _finite(out.reshape((1, n)))
 
 
-@numba.njit(types.boolean(types.int64, _VECTOR, types.int64[:, ::1], _READ, _READ, _READ,
-                          _VECTOR, _MATRIX), **_ENTRY)
+@numba.njit(_signatures(_MATRIX), **_ENTRY)
 def call_matrix(algorithm, reals, ints, q, x1, x2, workspace, out):
     """:func:`call_vector` for an algorithm whose result is a matrix out (rows, n)."""
     n = out.shape[1]
