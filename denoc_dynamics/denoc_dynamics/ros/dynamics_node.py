@@ -65,6 +65,7 @@ from .robot_model import RobotModelSource
 from .state_gate import StateGate
 from .. import NonFiniteResult
 from ..core.robot import FD_METHODS
+from ..names import name_list
 from ..simulation import PhysicsParameters
 
 
@@ -331,7 +332,8 @@ class DynamicsNode(Node):
     @staticmethod
     def _unknown_note(reader, names, what):
         unknown = reader.unknown(names)
-        return f'ok; joints not in the chain {what}: {unknown}' if unknown else 'ok'
+        return (f'ok; joints not in the chain {what}: {name_list(unknown)}' if unknown
+                else 'ok')
 
 
 def main(args=None):

@@ -83,6 +83,7 @@ from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
 from .parameters import value as parameter_value
@@ -225,8 +226,9 @@ class SimNode(Node):
         self.joint_command_sub = self.create_subscription(
             JointState, joint_commands_topic, self._on_joint_command, QoSProfile(depth=1))
         self._tick_waiters = []   # futures completed by the next physics tick
-        self.create_service(Trigger, '~/reset', self._reset)
-        self.create_service(SetBool, '~/pause', self._pause)
+        self.step_generation = 0  # bumped by every reset and state change: ends stepping
+        self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
+        self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
@@ -409,6 +411,7 @@ class SimNode(Node):
         with self.lock:
             response.message = self.sim.reset()
             self.runner.set_simulation(self.sim)
+            self.step_generation += 1
         response.success = True
         self.get_logger().info(response.message)
         return response
@@ -420,6 +423,7 @@ class SimNode(Node):
             return response
         with self.lock:
             self.sim.set_paused(request.data)
+            self.step_generation += 1
         response.success = True
         response.message = 'paused' if request.data else 'resumed'
         return response

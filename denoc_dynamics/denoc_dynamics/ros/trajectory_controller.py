@@ -57,7 +57,10 @@ Action (where control_msgs is installed)
   or aborts with GOAL_TOLERANCE_VIOLATED once ``goal_time_tolerance`` has passed
   (0: waits).  After an abort or a cancel the arm holds where it is.  Feedback
   (desired, actual, error, index of the next point) comes with every command.  A new
-  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).
+  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).  At
+  shutdown every goal not finished ends aborted, "shutting down" (:meth:`end_goals`).
+  The goal, cancel and result services queue ``REQUEST_DEPTH`` (100) requests, so a
+  burst of clients is answered.
 Service (where control_msgs is installed)
   ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
   the running trajectory.
@@ -88,6 +91,8 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejections
+from .joint_io import REQUEST_DEPTH
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
@@ -318,6 +323,8 @@ class TrajectoryController(Node):
         self.gate = StateGate(self.state_rejections, logger=self.get_logger())
         self.clock = self.get_clock()
         self.time_jumps = 0           # goals and trajectories dropped on a jump of time
+        self.executing = 0            # execute callbacks running (goals awaiting a result)
+        self.shutting_down = None     # why, once end_goals was called
         self.log_accepted = AcceptLog(self.get_logger())
         self.accepted = 0
         self.law = None
@@ -336,7 +343,8 @@ class TrajectoryController(Node):
         self.model = RobotModelSource(self, self._set_model)
         self.state_sub = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
+                                 REQUEST_DEPTH)
         self.create_timer(0.05, self._expire_pending)
         self.create_timer(0.05, self._watch_state)
 
@@ -359,11 +367,14 @@ class TrajectoryController(Node):
         self.action = action
         self.state_pub = self.create_publisher(state, '~/controller_state', 10)
         self._control_state_type = state
+        # queues sized for bursts (REQUEST_DEPTH: 40 clients sending at once), not 10
         self.action_server = ActionServer(
             self, action, '~/follow_joint_trajectory', self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda handle: CancelResponse.ACCEPT)
-        self.create_service(query, '~/query_state', self._query_state)
+            cancel_callback=lambda handle: CancelResponse.ACCEPT,
+            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
+            cancel_service_qos_profile=REQUEST_QOS)
+        self.create_service(query, '~/query_state', self._query_state, qos_profile=REQUEST_QOS)
 
     # --- model -----------------------------------------------------------------------
     def _per_joint(self, robot, prefix, key, default, unit, min_value):
@@ -441,8 +452,8 @@ class TrajectoryController(Node):
                 'finds it' if following else 'holding where the next joint state finds it')
         self.get_logger().warning(f'{why}; {then}')
 
-    def _check_time(self, t: float, q) -> bool:
-        """Detect a jump of the clock (or of the arm) before the state at ``t``; False: skip."""
+    def _check_clock(self, t: float) -> bool:
+        """Detect a jump of the clock before a state at ``t``; False: time has not started."""
         last = self.latest_time
         if last is None:
             # use_sim_time and no /clock yet: the time has not started
@@ -454,16 +465,20 @@ class TrajectoryController(Node):
             self._time_jumped(f'no joint state for {t - last:.3f} s, more than '
                               f'joint_state_timeout {self.state_timeout:g} s (the clock '
                               'jumped forward, or the arm stopped publishing)')
-        elif self.active:
-            moved = np.abs(q - self.latest_state[0])
-            bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - last)
-                     + STATE_JUMP_MARGIN)
-            if np.any(moved > bound):
-                j = int(np.argmax(moved - bound))
-                self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
-                                  f'{moved[j]:.3f} in {t - last:.3f} s, faster than its '
-                                  'velocity limit allows (the simulation was reset?)')
         return True
+
+    def _check_arm(self, t: float, q):
+        """Detect an arm that jumped (reset under a wall clock) since the previous state."""
+        if not self.active or self.latest_time is None:
+            return
+        moved = np.abs(q - self.latest_state[0])
+        bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - self.latest_time)
+                 + STATE_JUMP_MARGIN)
+        if np.any(moved > bound):
+            j = int(np.argmax(moved - bound))
+            self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
+                              f'{moved[j]:.3f} in {t - self.latest_time:.3f} s, faster than '
+                              'its velocity limit allows (the simulation was reset?)')
 
     def _watch_state(self):
         """Abort a running goal whose joint states stopped for joint_state_timeout."""
@@ -590,8 +605,38 @@ class TrajectoryController(Node):
     # --- the action ------------------------------------------------------------------
     async def _execute(self, goal_handle):
         """Execute a FollowJointTrajectory goal; return its result when it ends."""
-        goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
-        return await goal.future
+        self.executing += 1
+        try:
+            if self.shutting_down:
+                goal = ActiveGoal(goal_handle, None, self.action.Result, [])
+                goal.finish('abort', self.action.Result.INVALID_GOAL, self.shutting_down)
+            else:
+                goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
+            return await goal.future
+        finally:
+            self.executing -= 1
+
+    def end_goals(self, why: str) -> int:
+        """
+        End every goal not finished: aborted, INVALID_GOAL, ``why``; return how many.
+
+        Called at shutdown (:meth:`.node_main.RosSession.end_goals`): every accepted
+        goal gets a final result, and one that comes later is aborted at once.
+        """
+        self.shutting_down = why
+        if self.action is None:
+            return 0
+        ended = 0
+        if self.goal is not None and not self.goal.done:
+            self.goal.finish('abort', self.action.Result.INVALID_GOAL, why)
+            ended += 1
+        if self.pending is not None and self.pending[2] is not None:
+            self.pending[2].finish('abort', self.action.Result.INVALID_GOAL, why)
+            self.pending = None
+            ended += 1
+        if ended:
+            self.get_logger().info(f'{why}: {ended} goal(s) aborted')
+        return ended + self.executing
 
     def _query_state(self, request, response):
         response.name = list(self.law.robot.joint_names) if self.law is not None else []
@@ -688,8 +733,9 @@ class TrajectoryController(Node):
             return
         q, qd = state
         t = self.now()
-        if not self._check_time(t, q) or not self.gate.admit(msg, t, info):
+        if not self._check_clock(t) or not self.gate.admit(msg, t, info):
             return
+        self._check_arm(t, q)
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:
