@@ -30,8 +30,8 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   the action can be cancelled between two periods.  Stepping ends (RESULT_OPERATION_
   FAILED, saying why and after how many steps) when the state is set (PAUSED,
   STOPPED, PLAYING), the simulation is reset (any scope, ``~/reset``, ``~/pause``), or
-  the caller is gone (no client of the service, no subscriber of the action's
-  feedback).  One stepping at a time: a step request while another runs is refused
+  the caller is gone (fewer clients of the service, or subscribers of the action's
+  feedback, than when the stepping began).  One stepping at a time: a step request while another runs is refused
   (RESULT_OPERATION_FAILED, "already stepping"), counted and logged, never run
   alongside (N callers never step N times as fast).
 
@@ -266,8 +266,9 @@ class SimulationServices:
         if not self._begin(response.result):
             return response
         name = f'{self.node.get_fully_qualified_name()}/step_simulation'
+        callers = self.node.count_clients(name)
         done, failure = await self._advance(
-            request.steps, gone=lambda: self.node.count_clients(name) == 0)
+            request.steps, gone=lambda: self.node.count_clients(name) < callers)
         if failure is None:
             self._result(response.result, Result.RESULT_OK)
         else:
@@ -290,6 +291,7 @@ class SimulationServices:
             return result
         feedback = self.action.SimulateSteps.Feedback()
         feedback_topic = f'{self.action_name}/_action/feedback'
+        listeners = self.node.count_subscribers(feedback_topic)
 
         def on_period(done):
             feedback.completed_steps = done
@@ -298,7 +300,7 @@ class SimulationServices:
 
         done, failure = await self._advance(
             steps, on_period, lambda: goal_handle.is_cancel_requested,
-            lambda: self.node.count_subscribers(feedback_topic) == 0)
+            lambda: self.node.count_subscribers(feedback_topic) < listeners)
         if failure is None:
             goal_handle.succeed()
             self._result(result.result, Result.RESULT_OK)
