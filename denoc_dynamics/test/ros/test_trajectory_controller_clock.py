@@ -11,14 +11,14 @@ reason, never as a success, and the arm is then held where it is.
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 import numpy as np
 import pytest
-from test_trajectory_controller_in_process import at
-from test_trajectory_controller_in_process import goal_of
-from test_trajectory_controller_in_process import make
-from test_trajectory_controller_in_process import NAMES
-from test_trajectory_controller_in_process import POSE
-from test_trajectory_controller_in_process import step
-from test_trajectory_controller_in_process import target
-from test_trajectory_controller_in_process import trajectory
+from ros_helpers import at
+from ros_helpers import goal_of
+from ros_helpers import make
+from ros_helpers import NAMES
+from ros_helpers import POSE
+from ros_helpers import step
+from ros_helpers import target
+from ros_helpers import trajectory
 
 pytestmark = pytest.mark.ros
 

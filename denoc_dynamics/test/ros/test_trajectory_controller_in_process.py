@@ -7,74 +7,22 @@ moves; a trajectory before the first joint state waits for it; the INFO line per
 accepted trajectory is summarized.
 """
 
-import math
 
 from builtin_interfaces.msg import Duration
-from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.trajectory_controller import AcceptLog
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 import numpy as np
 import pytest
-from rclpy.clock_type import ClockType
-from rclpy.parameter import Parameter
-from rclpy.time import Time
-from ros_helpers import Recorder
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
-from trajectory_msgs.msg import JointTrajectoryPoint
+from ros_helpers import goal_of
+from ros_helpers import make
+from ros_helpers import NAMES
+from ros_helpers import POSE
+from ros_helpers import step
+from ros_helpers import T0
+from ros_helpers import target
+from ros_helpers import trajectory
 
 pytestmark = pytest.mark.ros
-
-POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
-NAMES = [f'joint{k}' for k in range(1, 8)]
-T0 = 1000.0   # the controller's clock [s] (and the joint states' stamps)
-
-
-def make(context, **params):
-    params.setdefault('urdf_path', bundled_urdf())
-    params.setdefault('use_sim_time', True)   # the clock: set by at() below
-    node = TrajectoryController(context=context, parameter_overrides=[
-        Parameter(name, value=value) for name, value in params.items()])
-    node.effort_pub = Recorder()
-    return node
-
-
-def joint_state(t, q=POSE):
-    msg = JointState(name=NAMES, position=[float(x) for x in q], velocity=[0.0] * 7)
-    msg.header.stamp.sec = int(t)
-    msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
-    return msg
-
-
-def at(node, t):
-    """Set the controller's clock (ROS time, as /clock would) to ``t`` [s]."""
-    node.get_clock().set_ros_time_override(Time(nanoseconds=int(round(t * 1e9)),
-                                                clock_type=ClockType.ROS_TIME))
-
-
-#: The message info of the arm's own joint_states publisher (its GID).
-ARM = {'publisher_gid': {'implementation_identifier': 'rmw_fastrtps_cpp', 'data': b'arm'}}
-
-
-def step(node, t, q=POSE, stamp=None, info=ARM):
-    """One control step: the clock at ``t``, then a joint state (stamped ``t``)."""
-    at(node, t)
-    node.on_joint_state(joint_state(t if stamp is None else stamp, q), info)
-
-
-def trajectory(names, points, stamp=0.0):
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp.sec = int(stamp)
-    for time, positions in points:
-        point = JointTrajectoryPoint(positions=[float(x) for x in positions])
-        point.time_from_start = Duration(sec=math.floor(time),
-                                         nanosec=int(round((time % 1.0) * 1e9)))
-        msg.points.append(point)
-    return msg
-
-
-def target(offset=0.1):
-    return [q + offset for q in POSE]
 
 
 def test_a_trajectory_before_the_first_joint_state_starts_from_it(context):
@@ -234,33 +182,6 @@ def test_with_control_msgs_the_controller_serves_the_action(context, ros2_msgs):
         assert any(name.endswith('/query_state') for name in names), names
     finally:
         node.destroy_node()
-
-
-class FakeGoalHandle:
-    """Stands in for rclpy's ServerGoalHandle: records what the controller does with it."""
-
-    def __init__(self, goal):
-        self.request = goal
-        self.is_cancel_requested = False
-        self.states = []
-        self.feedback = []
-
-    def publish_feedback(self, msg):
-        self.feedback.append(msg)
-
-    def succeed(self):
-        self.states.append('succeeded')
-
-    def abort(self):
-        self.states.append('aborted')
-
-    def canceled(self):
-        self.states.append('canceled')
-
-
-def goal_of(msg, **fields):
-    from control_msgs.action import FollowJointTrajectory
-    return FakeGoalHandle(FollowJointTrajectory.Goal(trajectory=msg, **fields))
 
 
 @pytest.mark.ros2_msgs
