@@ -29,6 +29,8 @@ Services
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
   cannot be served (the same checks as the topic's, or a result that is not finite)
   gets ``success = false`` and ``reason: detail`` in ``message``.
+  ``~/set_payload`` (SetPayload), with ``~/payload`` latched: the model's payload,
+  switched at once (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
 :attr:`DynamicsNode.command_rejections`, :attr:`DynamicsNode.request_rejections`)
@@ -58,6 +60,7 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .. import NonFiniteResult
 from ..core.robot import FD_METHODS
@@ -130,6 +133,8 @@ class DynamicsNode(Node):
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if self.publish_bias else None)
 
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
 
         self.state_sub = self.create_subscription(
@@ -158,6 +163,10 @@ class DynamicsNode(Node):
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: the model with the new payload, at once."""
+        self.robot = payload.attach(self._unloaded)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
