@@ -40,9 +40,9 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
     without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
-    lam, prismatic = model[0], model[1]
+    lam, prismatic = model.lam, model.prismatic
     n = qd.shape[0]
-    R, r, e, p, M, d, O, t, td, w = data[:10]
+    r, p, M, d, t, td, w = data.r, data.p, data.M, data.d, data.t, data.td, data.w
     for i in range(n):
         twist_and_rate(model, data, i, qd, qdd)
         body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
@@ -69,8 +69,8 @@ def twist_and_rate(model, data, i, qd, qdd):
     t_i = B_{i,lambda(i)} t_lambda(i) + p_i qd_i and td_i = B_{i,lambda(i)} td_lambda(i)
     + p_i qdd_i + (t_i x p_i) qd_i, from td_0 = [0; -g] (gravity as a base acceleration).
     """
-    lam, prismatic, g = model[0], model[1], model[7]
-    r, p, t, td = data[1], data[3], data[7], data[8]
+    lam, prismatic, g = model.lam, model.prismatic, model.g
+    r, p, t, td = data.r, data.p, data.t, data.td
     if lam[i] >= 0:
         twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
         twist_to_child(r[i], td[lam[i]], td[i])

@@ -115,8 +115,8 @@ def with_payload(robot, link: str, mass: float, com, inertia):
     new.chain = dataclasses.replace(chain, mass=body_mass, com=body_com, inertia=body_inertia)
     new.model = model = copy.copy(robot.model)
     model.reals = robot.model.reals.copy()
-    _, _, _, _, m, c_body, I_O, _ = model_arrays(model.reals, model.ints)
-    m[k], c_body[k], I_O[k] = body_constants(model.A[k], m_k, c_k, I_k)
+    arrays = model_arrays(model.reals, model.ints)
+    arrays.m[k], arrays.c[k], arrays.I_O[k] = body_constants(model.A[k], m_k, c_k, I_k)
     new._reals = model.reals
     return new
 

@@ -61,9 +61,9 @@ def regressor(reals, ints, A, q, qd, qdd, workspace, Y):
 @njit_inline
 def joint_torque_regressor(model, data, A, qd, qdd, Y):
     """Write Y at the kinematics in ``data``: the forward pass, one backward walk per body."""
-    lam, prismatic = model[0], model[1]
+    lam, prismatic = model.lam, model.prismatic
     n = qd.shape[0]
-    R, r, e, t, td = data[0], data[1], data[2], data[7], data[8]
+    R, r, e, t, td = data.R, data.r, data.e, data.t, data.td
     W = np.empty((10, 6))          # W_j's columns, one per row: [n; f]
     S = np.empty((3, 3))           # S[k] = s_k, the k-th axis of the URDF link frame
     a_c = np.empty(3)

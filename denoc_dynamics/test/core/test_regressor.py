@@ -14,11 +14,10 @@ import warnings
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from helpers import assert_close, pin
 import numpy as np
 import pytest
-from test_pinocchio_trees import assert_close, LOADED, pair  # noqa: F401
-from test_urdf_pinocchio import _oracles_installed  # noqa: F401
-from test_urdf_pinocchio import pin
+from test_pinocchio import get_tree, LOADED
 
 
 def pinocchio_regressor(pair, q, qd, qdd):
@@ -39,9 +38,11 @@ def urdf_parameters(robot):
                            for m, com, I in zip(c.mass, c.com, c.inertia)])
 
 
-@pytest.mark.parametrize('pair', LOADED, indirect=True)
-def test_regressor_matches_pinocchio(pair):
+@pytest.mark.usefixtures('oracles')
+@pytest.mark.parametrize('name', LOADED)
+def test_regressor_matches_pinocchio(name):
     """Y = Pinocchio's Y (projected on the coordinates) and Y pi = ID."""
+    pair = get_tree(name)
     robot = pair.robot
     pi = urdf_parameters(robot)
     np.testing.assert_allclose(robot.parameters(), pi, rtol=1e-12, atol=1e-14)
