@@ -66,8 +66,8 @@ def exciting_trajectory(lower, upper, velocity=None, period: float = 5.0,
         raise ValueError('period must be > 0, harmonics >= 1 and 0 <= margin < 0.5')
     bounded = np.isfinite(lower) & np.isfinite(upper)
     if centre is None:
-        centre = np.where(bounded, 0.5 * (np.where(bounded, lower, 0.0)
-                                         + np.where(bounded, upper, 0.0)), 0.0)
+        middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))
+        centre = np.where(bounded, middle, 0.0)
     centre = np.asarray(centre, dtype=float)
     room = np.minimum(np.where(bounded, np.minimum(upper - centre, centre - lower)
                                - margin * (upper - lower), np.inf), max_amplitude)

@@ -13,7 +13,9 @@ one sample at the middle of the interval: q and qd the means of the two, qdd =
 effort published at k + 1, which sim_node applied over that interval (its
 ``joint_states`` carry the effort of the publish period that ends at the stamp);
 ``effort_timing='sample'`` takes the mean of the two efforts instead (efforts
-measured at the stamps).  Each is second-order accurate in the interval.
+measured at the stamps).  Each is second-order accurate in the interval.  An
+interval longer than ``GAP`` times the median one (a sample lost on the way) is left
+out.
 """
 
 import csv
@@ -35,6 +37,9 @@ class Recording(NamedTuple):
 
 
 EFFORT_TIMINGS = ('interval', 'sample')
+
+#: Intervals longer than this many median intervals are left out (a lost sample).
+GAP = 1.5
 
 
 def load_recording(path: str, joint_names: Sequence[str],
@@ -104,17 +109,19 @@ def _finish(path, t, q, qd, qdd, tau, effort_timing) -> Recording:
     if q.shape[0] < 3 or not np.all(np.diff(t) > 0.0):
         raise ValueError(f'{path}: need at least 3 samples at increasing times')
     if qdd is None:
-        h = np.diff(t)[:, None]
+        h = np.diff(t)
+        kept = h <= GAP * np.median(h)
         effort = tau[1:] if effort_timing == 'interval' else 0.5 * (tau[1:] + tau[:-1])
-        return Recording(0.5 * (t[1:] + t[:-1]), 0.5 * (q[1:] + q[:-1]),
-                         0.5 * (qd[1:] + qd[:-1]), np.diff(qd, axis=0) / h, effort)
+        return Recording(0.5 * (t[1:] + t[:-1])[kept], 0.5 * (q[1:] + q[:-1])[kept],
+                         0.5 * (qd[1:] + qd[:-1])[kept],
+                         (np.diff(qd, axis=0) / h[:, None])[kept], effort[kept])
     return Recording(t, q, qd, qdd, tau)
 
 
 def save_recording(path: str, joint_names: Sequence[str], t, q, qd, tau, qdd=None):
     """Write samples as :func:`load_recording` reads them (.csv or .npz by the suffix)."""
-    arrays = dict(t=np.asarray(t, dtype=float), q=np.asarray(q, dtype=float),
-                  qd=np.asarray(qd, dtype=float), tau=np.asarray(tau, dtype=float))
+    arrays = {'t': np.asarray(t, dtype=float), 'q': np.asarray(q, dtype=float),
+              'qd': np.asarray(qd, dtype=float), 'tau': np.asarray(tau, dtype=float)}
     if qdd is not None:
         arrays['qdd'] = np.asarray(qdd, dtype=float)
     if str(path).endswith('.npz'):

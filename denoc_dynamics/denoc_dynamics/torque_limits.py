@@ -86,8 +86,9 @@ def check_efforts(robot, trajectory, now: float, joint_names=None,
 
 def time_scaling(robot, trajectory, now: float, per_segment: int = SAMPLES_PER_SEGMENT):
     """
-    Return the smallest k >= 1 such that ``trajectory`` k times slower is within the
-    effort limits (module doc); TrajectoryError where gravity alone exceeds them.
+    Return the smallest k >= 1 with ``trajectory`` k times slower within the effort limits.
+
+    See the module doc; TrajectoryError where gravity alone exceeds them.
     """
     limit = robot.joints.effort
     t, q, qd, qdd = sampled(trajectory, now, per_segment)

@@ -1,6 +1,8 @@
 """
-Payloads: a rigid body fixed to a link, attached without re-reading the URDF, and
-identified from motion by least squares on the joint-torque regressor.
+Payloads: rigid bodies fixed to links, attached at run time and identified from motion.
+
+A payload is attached without re-reading the URDF, and identified by least squares on
+the joint-torque regressor.
 
 Attaching.  A payload of mass m_p, mass centre c_p and inertia I_p (about c_p), both
 in the frame of a link L, joins the body k that L is merged into.  With L's pose
@@ -64,8 +66,9 @@ def link_body(robot, link: str):
 
 def checked_payload(mass, com, inertia, link: str = 'payload'):
     """
-    Return (mass, com (3,), inertia (3, 3)) as floats; ValueError for a body no rigid
-    body can be: NaN or Inf anywhere, a negative mass, an asymmetric tensor, or one that
+    Return (mass, com (3,), inertia (3, 3)) as floats; ValueError for a non-physical body.
+
+    That is: NaN or Inf anywhere, a negative mass, an asymmetric tensor, or one that
     fails the URDF reader's checks (negative principal moments, triangle inequality).
     """
     mass = float(mass)
@@ -129,8 +132,9 @@ class _Payload(NamedTuple):
 
 class PayloadEstimate(_Payload):
     """
-    An identified payload, (mass, com (3,), inertia (3, 3) about the mass centre), both
-    in the link's frame, with how well the data determined it: ``condition``, the
+    An identified payload, (mass, com (3,), inertia (3, 3) about the mass centre).
+
+    Both in the link's frame, with how well the data determined it: ``condition``, the
     condition number of the column-scaled least-squares problem; ``residual_rms``, the
     RMS of the joint efforts it leaves unexplained [N m]; ``samples``, the states used.
     """

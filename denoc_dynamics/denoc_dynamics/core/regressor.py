@@ -43,7 +43,7 @@ import numpy as np
 
 from .inverse_dynamics import twist_and_rate
 from .kinematics import kinematics
-from .model import DATA_REALS, data_arrays, model_arrays
+from .model import data_arrays, DATA_REALS, model_arrays
 from .spatial import njit, njit_inline
 
 #: Pinocchio's order of the inertia parameters, as index pairs (k, l) of I_kl.

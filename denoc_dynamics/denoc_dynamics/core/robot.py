@@ -17,7 +17,7 @@ from typing import Dict, NamedTuple, Optional
 import numba
 import numpy as np
 
-from . import batch
+from . import batch, payload
 from .composite_body import composite_body, mass_centre_inertias
 from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
                                forward_dynamics_cholesky, forward_dynamics_mimic,
@@ -28,7 +28,6 @@ from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import kinematics
 from .model import data_arrays, Model, model_arrays
 from .momentum import momentum_terms
-from . import payload
 from .reaction_wrench import reaction_wrenches
 from .regressor import INERTIA_PAIRS, regressor, regressor_batch
 from .udu import articulated_bodies, udu

@@ -157,7 +157,8 @@ class DynamicsNode(Node):
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
-        self.robot = robot
+        self._unloaded = robot
+        self.robot = self.payload.start_up(robot).attach(robot)
         self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
         self.latest_state = None

@@ -73,13 +73,15 @@ def default_link(robot) -> str:
 
 
 def checked(robot, link: str, mass, com, six) -> Payload:
-    """Return the Payload for ``robot``; ValueError naming what is wrong."""
+    """Return the Payload for ``robot`` (mass 0: none); ValueError naming what is wrong."""
     if len(com) != 3 or len(six) != 6:
         raise ValueError(f'center_of_mass needs 3 values and inertia 6, got {len(com)} and '
                          f'{len(six)}')
     link = link or default_link(robot)
     mass, com, inertia = checked_payload(mass, com, inertia_tensor(six), link)
     robot.with_payload(link, mass, com, inertia)          # the link and the merged body
+    if mass == 0.0:                                       # none (as UR's set_payload)
+        return NO_PAYLOAD
     return Payload(link, mass, com, inertia)
 
 

@@ -10,6 +10,7 @@ Payloads in the core: Robot.with_payload and Robot.identify_payload.
 * Bad input: unknown link, negative or NaN mass, non-physical inertias.
 """
 
+import json
 import re
 
 from denoc_dynamics import load_urdf
@@ -41,7 +42,7 @@ def urdf_with_fixed_payload(name, link):
     """Return the bundled URDF ``name`` with the payload as a link fixed to ``link``."""
     xml = open(bundled_urdf(name)).read()
     ixx, iyy, izz = MOMENTS
-    extra = f'''
+    extra = f"""
   <joint name="payload_joint" type="fixed">
     <parent link="{link}"/><child link="payload"/>
     <origin xyz="{COM[0]} {COM[1]} {COM[2]}" rpy="0 0 0"/>
@@ -53,7 +54,7 @@ def urdf_with_fixed_payload(name, link):
       <inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/>
     </inertial>
   </link>
-</robot>'''
+</robot>"""
     return re.sub(r'</robot>\s*$', extra, xml)
 
 
@@ -75,7 +76,8 @@ def test_with_payload_equals_the_urdf_with_a_fixed_link(name, link):
                 ('M', loaded.inertia_matrix(q), expected.inertia_matrix(q)),
                 ('ID', loaded.inverse_dynamics(q, qd, qdd),
                  expected.inverse_dynamics(q, qd, qdd)),
-                ('FD', loaded.forward_dynamics(q, qd, tau), expected.forward_dynamics(q, qd, tau))):
+                ('FD', loaded.forward_dynamics(q, qd, tau),
+                 expected.forward_dynamics(q, qd, tau))):
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, err_msg=what)
     if link != 'base_link':      # and the robot without it is untouched
         q = rng.normal(size=robot.n)
@@ -171,3 +173,55 @@ def test_identify_payload_refuses_data_that_cannot_determine_it():
                                robot.inverse_dynamics(np.tile(q[:1], (50, 1)), qd, zero))
     with pytest.raises(ValueError, match='tau contains NaN'):
         robot.identify_payload('flange', q, zero, zero, np.full_like(q, np.nan))
+
+
+@pytest.mark.parametrize('suffix', ['csv', 'npz'])
+def test_identify_payload_command_on_a_recording(tmp_path, suffix):
+    """denoc-dynamics identify-payload reads joint states (no qdd) and finds the payload."""
+    from denoc_dynamics.cli import run
+    from denoc_dynamics.excitation import exciting_trajectory
+    from denoc_dynamics.recording import save_recording
+    robot = load_urdf(bundled_urdf('denoc_arm7'))
+    loaded = robot.with_payload('flange', MASS, COM, payload_inertia())
+    joints = robot.joints
+    fourier = exciting_trajectory(joints.lower, joints.upper, joints.velocity, seed=4)
+    t = np.arange(0.0, 10.0, 0.001)
+    q, qd, qdd = fourier.sample(t)
+    # the effort applied over each interval: ID at its middle (what sim_node publishes)
+    mid = fourier.sample(t[1:] - 0.0005)
+    tau = np.vstack([np.zeros(robot.n), loaded.inverse_dynamics(*mid)])
+    path = str(tmp_path / f'recording.{suffix}')
+    save_recording(path, robot.joint_names, t, q, qd, tau)
+    out = json.loads(run(['identify-payload', '--link', 'flange', '--friction-velocity', '0',
+                          path, '--json']))
+    assert abs(out['mass'] - MASS) < 1e-3 * MASS and np.abs(np.subtract(out['com'], COM)).max() \
+        < 1e-4, out
+    assert 'condition number' in run(['identify-payload', '--link', 'flange',
+                                      '--friction-velocity', '0', path])
+
+
+def test_recording_bad_input(tmp_path):
+    """A recording without a joint's columns, or with NaN, is refused naming it."""
+    from denoc_dynamics.recording import load_recording
+    path = tmp_path / 'bad.csv'
+    path.write_text('time,position.joint1\n0,0\n')
+    with pytest.raises(ValueError, match=r"missing columns \['velocity.joint1'"):
+        load_recording(str(path), ['joint1'])
+    path.write_text('time,position.joint1,velocity.joint1,effort.joint1\n0,0,0,0\n'
+                    '0.1,nan,0,0\n0.2,0,0,0\n')
+    with pytest.raises(ValueError, match='NaN or Inf'):
+        load_recording(str(path), ['joint1'])
+
+
+def test_exciting_trajectory_stays_within_the_limits():
+    """The Fourier trajectory keeps the position limits (with margin) and velocity share."""
+    from denoc_dynamics.excitation import exciting_trajectory
+    joints = load_urdf(bundled_urdf('denoc_arm7')).joints
+    fourier = exciting_trajectory(joints.lower, joints.upper, joints.velocity, seed=1)
+    q, qd, qdd = fourier.sample(np.linspace(0.0, 10.0, 20001))
+    margin = 0.1 * (joints.upper - joints.lower)
+    assert np.all(q >= joints.lower + margin - 1e-3) and np.all(q <= joints.upper - margin + 1e-3)
+    assert np.all(np.abs(qd) <= 0.5 * joints.velocity * 1.01) and np.abs(qdd).max() <= 3.03
+    np.testing.assert_allclose(np.gradient(q, 5e-4, axis=0)[1:-1], qd[1:-1], atol=1e-5)
+    with pytest.raises(ValueError, match='no room to move'):
+        exciting_trajectory(joints.lower, joints.upper, centre=joints.upper)

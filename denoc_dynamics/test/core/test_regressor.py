@@ -5,8 +5,8 @@ The joint-torque regressor Y(q, qd, qdd): tau = Y pi.
   ``computeJointTorqueRegressor`` of the model with independent joints, projected on
   the coordinates (G^T Y(G q + b, G qd, G qdd)) and its column blocks put in our body
   order: the same parameters, about the same URDF link frames.
-* Y pi = ID at random states, pi from the URDF (:meth:`Robot.parameters`), with
-  ``pi`` built here independently of the code under test.
+* Robot.parameters() equals Pinocchio's inertias' dynamic parameters, and Y pi = ID at
+  random states.
 * A batch equals its single states to the bit.
 """
 
@@ -31,11 +31,11 @@ def pinocchio_regressor(pair, q, qd, qdd):
     return G.T @ np.asarray(Y)[np.ix_(full.idx_v, columns)]
 
 
-def urdf_parameters(robot):
-    """Return pi from the chain's mass, mass centre and inertia, by Pinocchio's Inertia."""
-    c = robot.chain
-    return np.concatenate([pin.Inertia(m, com, I).toDynamicParameters()
-                           for m, com, I in zip(c.mass, c.com, c.inertia)])
+def pinocchio_parameters(pair):
+    """Return pi of Pinocchio's model (its inertias, fixed links merged), in our body order."""
+    m = pair.full.model
+    return np.concatenate([np.asarray(m.inertias[m.getJointId(name)].toDynamicParameters())
+                           for name in pair.robot.body_joint_names])
 
 
 @pytest.mark.usefixtures('oracles')
@@ -44,7 +44,7 @@ def test_regressor_matches_pinocchio(name):
     """Y = Pinocchio's Y (projected on the coordinates) and Y pi = ID."""
     pair = get_tree(name)
     robot = pair.robot
-    pi = urdf_parameters(robot)
+    pi = pinocchio_parameters(pair)
     np.testing.assert_allclose(robot.parameters(), pi, rtol=1e-12, atol=1e-14)
     for k, (q, qd, qdd, _) in enumerate(pair.states):
         Y = robot.regressor(q, qd, qdd)

@@ -1,6 +1,8 @@
 """
-~/set_payload and ~/payload on sim_node, dynamics_node and trajectory_controller, and
-the controller's torque-feasible goals, built in-process (callbacks called directly).
+~/set_payload and ~/payload on the three nodes, and torque-feasible goals, in-process.
+
+sim_node, dynamics_node and trajectory_controller are built in this process and their
+callbacks called directly.
 
 * Each node's model after ~/set_payload is Robot.with_payload of the model without it;
   a second payload replaces the first; ~/payload publishes the current one.
@@ -20,14 +22,16 @@ from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
 from denoc_dynamics.ros.sim_node import SimNode
+from denoc_dynamics.ros.trajectory_controller import trajectory_msg
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
+from denoc_dynamics.trajectory import TrajectoryPoint
 from denoc_dynamics_interfaces.srv import ScaleToTorqueLimits
 from denoc_dynamics_interfaces.srv import SetPayload
 import numpy as np
 import pytest
 from rclpy.parameter import Parameter
 from ros_helpers import Recorder
-from test_trajectory_controller_in_process import joint_state, NAMES, POSE, T0, trajectory
+from test_trajectory_controller_in_process import joint_state, NAMES, POSE, T0
 
 pytestmark = pytest.mark.ros
 
@@ -90,14 +94,18 @@ def test_set_payload_attaches_replaces_and_refuses_bad_input(context, cls):
         assert_same_dynamics(model_of(node), base.with_payload('flange', MASS, COM, INERTIA))
         msg = node.payload.publisher.messages[-1]
         assert msg.link == 'flange' and msg.mass == MASS and list(msg.inertia) == SIX
-        # a second payload replaces the first (on another link, the empty link: the tip's)
-        assert call(node, request(link='', mass=1.0)).success
+        # a second payload replaces the first, on another link
+        assert call(node, request(link='link7', mass=1.0)).success
         assert_same_dynamics(model_of(node), base.with_payload('link7', 1.0, COM, INERTIA))
+        assert node.payload.current.link == 'link7'
         for req, match in BAD:
             response = call(node, req)
             assert not response.success and match in response.message, response.message
             assert_same_dynamics(model_of(node), base.with_payload('link7', 1.0, COM, INERTIA))
         assert node.payload.rejections.total == len(BAD)
+        assert call(node, request(link='', mass=0.5)).success   # empty: the tip link
+        assert node.payload.current.link == 'flange'
+        assert_same_dynamics(model_of(node), base.with_payload('flange', 0.5, COM, INERTIA))
         assert call(node, request(mass=0.0)).success        # removed
         assert_same_dynamics(model_of(node), base)
     finally:
@@ -138,10 +146,18 @@ def test_start_up_payload_parameters(context, cls):
         make(cls, context, **{'payload.link': 'nowhere', 'payload.mass': 1.0})
 
 
-def fast_goal():
-    """A 0.9 s move of the wrist joints: within the limits without a payload."""
-    goal = [q + d for q, d in zip(POSE, [0.0, 0.3, 0.0, -0.3, 0.5, 0.5, 0.5])]
-    return trajectory(NAMES, [(0.9, goal)])
+#: A heavy payload: 4 kg on a long bar (0.95 m), 5 cm off the flange.
+HEAVY = {'mass': 4.0, 'com': [0.0, 0.0, 0.05], 'six': [0.3, 0.0, 0.0, 0.3, 0.0, 0.05]}
+HEAVY_PARAMETERS = {'payload.link': 'flange', 'payload.mass': 4.0,
+                    'payload.center_of_mass': [0.0, 0.0, 0.05],
+                    'payload.inertia': [0.3, 0.0, 0.0, 0.3, 0.0, 0.05]}
+
+
+def fast_goal(start=POSE):
+    """Return a 0.4 s quintic move from rest to rest: within the limits without a payload."""
+    goal = [q + d for q, d in zip(start, [0.0, 0.2, 0.0, -0.2, 0.4, 0.4, 0.4])]
+    zero = [0.0] * 7
+    return trajectory_msg(NAMES, [TrajectoryPoint(0.4, goal, zero, zero)])
 
 
 def test_goals_beyond_the_effort_limits_are_rejected_and_retimed(context):
@@ -150,7 +166,7 @@ def test_goals_beyond_the_effort_limits_are_rejected_and_retimed(context):
         node._on_joint_state(joint_state(T0))
         assert node.follow(fast_goal()) is True           # feasible without a payload
         node._on_joint_state(joint_state(T0 + 0.01))
-        assert call(node, request(mass=6.0, com=[0.0, 0.0, 0.1])).success
+        assert call(node, request(**HEAVY)).success
         node.rejections.counts.clear()
         assert node.follow(fast_goal()) is False
         assert node.rejections.counts == {'effort limit': 1}
@@ -158,7 +174,7 @@ def test_goals_beyond_the_effort_limits_are_rejected_and_retimed(context):
             ScaleToTorqueLimits.Request(trajectory=fast_goal()), ScaleToTorqueLimits.Response())
         assert response.success and response.scale > 1.0, response.message
         t = response.trajectory.points[-1].time_from_start
-        assert t.sec + 1e-9 * t.nanosec == pytest.approx(0.9 * response.scale)
+        assert t.sec + 1e-9 * t.nanosec == pytest.approx(0.4 * response.scale)
         assert node.follow(response.trajectory) is True
         # and the retimed goal's inverse dynamics stay within the limits along it
         robot, limit = node.law.robot, node.law.robot.joints.effort
@@ -172,10 +188,8 @@ def test_goals_beyond_the_effort_limits_are_rejected_and_retimed(context):
 def test_effort_check_names_joint_time_and_torque_and_can_be_turned_off(context):
     from denoc_dynamics.torque_limits import check_efforts
     from denoc_dynamics.trajectory import TrajectoryError
-    node = make(TrajectoryController, context, **{
-        'payload.link': 'flange', 'payload.mass': 6.0, 'payload.center_of_mass': [0.0, 0.0, 0.1]})
-    off = make(TrajectoryController, context, check_effort_limits=False, **{
-        'payload.link': 'flange', 'payload.mass': 6.0, 'payload.center_of_mass': [0.0, 0.0, 0.1]})
+    node = make(TrajectoryController, context, **HEAVY_PARAMETERS)
+    off = make(TrajectoryController, context, check_effort_limits=False, **HEAVY_PARAMETERS)
     try:
         for n in (node, off):
             n._on_joint_state(joint_state(T0))

@@ -1,6 +1,8 @@
 """
-A payload end to end on the simulated arm: sim_node and trajectory_controller in one
-process, over DDS, joint_states recorded by a third node as a user would.
+A payload end to end on the simulated arm: identified, told, and goals retimed.
+
+sim_node and trajectory_controller run in one process, over DDS; joint_states are
+recorded by a subscription as a user would.
 
 1. 2.5 kg at an offset centre of mass is set on sim_node only (~/set_payload); the
    controller follows 10 s of an exciting trajectory (Fourier terms within the joint
@@ -33,7 +35,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
-from test_payload_nodes import call, request
+from test_payload_nodes import call, fast_goal, HEAVY, request
 from test_trajectory_controller_in_process import POSE
 
 pytestmark = pytest.mark.ros
@@ -149,12 +151,10 @@ def test_identify_track_and_retime_on_the_simulated_arm(context, tmp_path):
         assert known_rms < 1e-3 and rest_rms < 1e-3
         assert unknown_rms > 2.0 * known_rms
         # 4. a heavy payload: a goal feasible without it is rejected, the retimed one runs
-        here = np.array(arm.states[-1].position[:7])
-        goal = here + np.array([0.0, 0.3, 0.0, -0.3, 0.5, 0.5, 0.5])
-        fast = [type(points[0])(0.9, goal.tolist(), [0.0] * 7, [0.0] * 7)]
-        msg = trajectory_msg(arm.names, fast)
+        msg = fast_goal(arm.controller.trajectory.sample(arm.t())[0])
+        goal = np.array(msg.points[-1].positions)
         for node in (arm.sim, arm.controller):
-            assert call(node, request(mass=6.0, com=[0.0, 0.0, 0.1])).success
+            assert call(node, request(**HEAVY)).success
         arm.controller.rejections.counts.clear()
         assert arm.controller.follow(msg) is False
         assert arm.controller.rejections.counts == {'effort limit': 1}
