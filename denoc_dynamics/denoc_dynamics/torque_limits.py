@@ -29,9 +29,9 @@ trajectories", 1984, gives the same scaling law.)
 
 import numpy as np
 
-from .trajectory import TrajectoryError
+from .trajectory import sample_reference, sample_times, TrajectoryError
 
-#: Uniform samples (both ends included) on every segment.
+#: Uniform samples (both ends included) on every segment, as the execution check's.
 SAMPLES_PER_SEGMENT = 64
 
 #: At most about this many samples in all: long trajectories get fewer per segment
@@ -44,19 +44,16 @@ SCALE_MARGIN = 1e-6
 
 
 def sampled(trajectory, start: float, per_segment: int = SAMPLES_PER_SEGMENT):
-    """Return (t, q, qd, qdd) of ``trajectory`` sampled on every segment from ``start``."""
-    times = trajectory.times
-    first = max(float(start), float(times[0]))
-    if len(times) < 2 or first >= times[-1]:
-        t = np.array([max(first, float(times[-1]))])
-    else:
-        k0 = max(int(np.searchsorted(times, first, side='right')) - 1, 0)
-        t0 = np.maximum(times[k0:-1], first)
-        per_segment = max(MIN_PER_SEGMENT, min(per_segment, MAX_SAMPLES // len(t0)))
-        u = np.linspace(0.0, 1.0, per_segment)
-        t = (t0[:, None] + (times[k0 + 1:] - t0)[:, None] * u[None, :]).ravel()
-    q, qd, qdd = (np.array(x) for x in zip(*(trajectory.sample(s) for s in t)))
-    return t, q, qd, qdd
+    """
+    Return (t, q, qd, qdd) of ``trajectory`` sampled on every segment from ``start``.
+
+    The samples of the controller's execution check (:func:`.trajectory.sample_times`,
+    :func:`.trajectory.sample_reference`), fewer per segment on long trajectories.
+    """
+    segments = max(1, len(trajectory.times) - 1)
+    per_segment = max(MIN_PER_SEGMENT, min(per_segment, MAX_SAMPLES // segments))
+    t = sample_times(trajectory, per_segment, start=start)
+    return (t,) + tuple(sample_reference(trajectory, t))
 
 
 def check_efforts(robot, trajectory, now: float, joint_names=None,
