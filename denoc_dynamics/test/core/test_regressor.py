@@ -1,12 +1,9 @@
 """
 The joint-torque regressor Y(q, qd, qdd): tau = Y pi.
 
-* On every fixed-base robot of example-robot-data, loaded whole, Y equals Pinocchio's
-  ``computeJointTorqueRegressor`` of the model with independent joints, projected on
-  the coordinates (G^T Y(G q + b, G qd, G qdd)) and its column blocks put in our body
-  order: the same parameters, about the same URDF link frames.
-* Robot.parameters() equals Pinocchio's inertias' dynamic parameters, and Y pi = ID at
-  random states.
+* Against Pinocchio's ``computeJointTorqueRegressor`` on every fixed-base robot of
+  example-robot-data: in test_pinocchio.py (test_regressor_matches_pinocchio).
+* Y pi = ID at random states, prismatic and mimic joints included.
 * A batch equals its single states to the bit.
 """
 
@@ -14,43 +11,8 @@ import warnings
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
-from helpers import assert_close, pin
 import numpy as np
 import pytest
-from test_pinocchio import get_tree, LOADED
-
-
-def pinocchio_regressor(pair, q, qd, qdd):
-    """Return Pinocchio's regressor of the independent-joint model, in our order, G^T Y."""
-    full, G, b = pair.full, pair.G, pair.b
-    m, d = full.model, full.data
-    Y = pin.computeJointTorqueRegressor(m, d, full.configuration(G @ q + b),
-                                        full.tangent(G @ qd), full.tangent(G @ qdd))
-    ids = [m.getJointId(name) for name in pair.robot.body_joint_names]
-    columns = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in ids])
-    return G.T @ np.asarray(Y)[np.ix_(full.idx_v, columns)]
-
-
-def pinocchio_parameters(pair):
-    """Return pi of Pinocchio's model (its inertias, fixed links merged), in our body order."""
-    m = pair.full.model
-    return np.concatenate([np.asarray(m.inertias[m.getJointId(name)].toDynamicParameters())
-                           for name in pair.robot.body_joint_names])
-
-
-@pytest.mark.usefixtures('oracles')
-@pytest.mark.parametrize('name', LOADED)
-def test_regressor_matches_pinocchio(name):
-    """Y = Pinocchio's Y (projected on the coordinates) and Y pi = ID."""
-    pair = get_tree(name)
-    robot = pair.robot
-    pi = pinocchio_parameters(pair)
-    np.testing.assert_allclose(robot.parameters(), pi, rtol=1e-12, atol=1e-14)
-    for k, (q, qd, qdd, _) in enumerate(pair.states):
-        Y = robot.regressor(q, qd, qdd)
-        assert Y.shape == (robot.n, 10 * robot.n_bodies)
-        assert_close(Y, pinocchio_regressor(pair, q, qd, qdd), f'Y, state {k}')
-        assert_close(Y @ pi, robot.inverse_dynamics(q, qd, qdd), f'Y pi, state {k}', 1e-11)
 
 
 @pytest.mark.parametrize('name', ['denoc_arm7', 'denoc_arm7_gripper'])
