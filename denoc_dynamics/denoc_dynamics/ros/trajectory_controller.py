@@ -21,7 +21,10 @@ Subscribes
   interpolated reference, sampled as it will be executed (from the current reference
   on, :func:`denoc_dynamics.trajectory.check_execution`), leaves the position or
   velocity limits, or jumps at the start by more than
-  ``constraints.start_tolerance``.  One received before the
+  ``constraints.start_tolerance``; or whose inverse dynamics (with the current
+  payload) along the same samples exceed the URDF ``<limit effort>`` (the error
+  names the joint, the time and the torque; parameter ``check_effort_limits``).
+  One received before the
   first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
   gives one effort command, computed at the controller's time.  States from a second
@@ -64,6 +67,14 @@ Action (where control_msgs is installed)
 Service (where control_msgs is installed)
   ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
   the running trajectory.
+Services
+  ``~/scale_to_torque_limits`` (denoc_dynamics_interfaces/ScaleToTorqueLimits): the
+  trajectory retimed by the smallest uniform time scaling that keeps its inverse
+  dynamics within the effort limits (:mod:`denoc_dynamics.torque_limits`), started
+  from the current reference.
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the payload of the computed-torque model, switched at once (:mod:`.payload_service`;
+  parameters ``payload.*`` at start-up).
 
 Gains are per joint: ``gains.<joint>.kp`` [1/s^2], ``gains.<joint>.kd`` [1/s] and
 ``gains.<joint>.friction_velocity`` [rad/s], and tolerances
@@ -77,6 +88,7 @@ import sys
 import time
 
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
+from denoc_dynamics_interfaces.srv import ScaleToTorqueLimits
 import numpy as np
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
@@ -95,9 +107,12 @@ from .joint_io import REQUEST_DEPTH
 from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
+from ..torque_limits import check_efforts
+from ..torque_limits import time_scaling
 from ..trajectory import check_execution
 from ..trajectory import check_trajectory
 from ..trajectory import START_TOLERANCE
@@ -318,6 +333,10 @@ class TrajectoryController(Node):
             self, 'constraints.start_tolerance', Parameter.Type.DOUBLE, START_TOLERANCE,
             'largest jump [rad, m] of the reference at the start of a trajectory (a first '
             'point at time 0, or a late start); a larger one is rejected', rd, min_value=0.0)
+        self.check_effort = declare(
+            self, 'check_effort_limits', Parameter.Type.BOOL, True,
+            'reject trajectories and goals whose inverse dynamics (with the current '
+            'payload), sampled along the interpolation, exceed the URDF <limit effort>', rd)
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.gate = StateGate(self.state_rejections, logger=self.get_logger())
@@ -340,12 +359,16 @@ class TrajectoryController(Node):
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
         self._setup_control_msgs()
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.state_sub = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
                                  REQUEST_DEPTH)
         self.create_timer(0.05, self._expire_pending)
+        self.create_service(ScaleToTorqueLimits, '~/scale_to_torque_limits',
+                            self._scale_to_torque_limits)
         self.create_timer(0.05, self._watch_state)
 
     def _setup_control_msgs(self):
@@ -399,6 +422,8 @@ class TrajectoryController(Node):
         goal = self._per_joint(robot, 'constraints', 'goal', 0.0,
                                'rad, largest error at the goal; 0: no limit', 0.0)
         n = robot.n
+        self._unloaded = robot
+        robot = self.payload.start_up(robot).attach(robot)
         self.default_tolerances = Tolerances(
             np.column_stack([path, np.zeros(n)]),
             np.column_stack([goal, np.full(n, self.stopped_velocity)]), self.goal_time)
@@ -420,6 +445,43 @@ class TrajectoryController(Node):
             f'{"on" if self.friction_compensation else "off"} (friction_velocity '
             f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
             f'{self.friction_feedback:g}, friction_scale {self.friction_scale:g})')
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: computed torque on the model with the new payload, at once."""
+        self.law.robot = payload.attach(self._unloaded)
+
+    def _scale_to_torque_limits(self, request, response):
+        """Return the trajectory retimed by the smallest feasible uniform time scaling."""
+        msg = request.trajectory
+        try:
+            if self.law is None or self.trajectory is None:
+                raise TrajectoryError('no state', 'no robot model or joint state yet')
+            robot = self.law.robot
+            joints = robot.joints
+            checked = check_trajectory(robot.joint_names, joints.lower, joints.upper,
+                                       msg.joint_names, points_of(msg), self.max_points,
+                                       self.max_duration, self.allow_partial)
+            now = self.now()
+            trajectory = Trajectory.from_checked(checked, now, now, self.trajectory.sample(now))
+            k = time_scaling(robot, trajectory, now)
+        except TrajectoryError as exc:
+            self.rejections.add(TrajectoryError(exc.reason, f'scale_to_torque_limits: '
+                                                            f'{exc.detail}'))
+            response.success, response.message = False, f'{exc.reason}: {exc.detail}'
+            return response
+        out = JointTrajectory(header=msg.header, joint_names=list(msg.joint_names))
+        for point in msg.points:
+            scaled = JointTrajectoryPoint(
+                positions=list(point.positions),
+                velocities=[v / k for v in point.velocities],
+                accelerations=[a / k ** 2 for a in point.accelerations],
+                effort=list(point.effort))
+            set_duration(scaled.time_from_start, k * seconds(point.time_from_start))
+            out.points.append(scaled)
+        response.success, response.scale, response.trajectory = True, k, out
+        response.message = (f'retimed {k:.4g} times slower' if k > 1.0 else
+                            'within the effort limits as it is')
+        return response
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -533,6 +595,8 @@ class TrajectoryController(Node):
             trajectory.check_velocity(joints.velocity, self.law.robot.joint_names)
             check_execution(trajectory, now, reference, joints.lower, joints.upper,
                             joints.velocity, self.law.robot.joint_names, self.start_tolerance)
+            if self.check_effort:
+                check_efforts(self.law.robot, trajectory, now)
         except TrajectoryError as exc:
             self.rejections.add(TrajectoryError(exc.reason, f'{source}: {exc.detail}'))
             if goal_handle is not None:
