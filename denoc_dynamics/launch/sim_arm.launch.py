@@ -12,6 +12,11 @@ Launch arguments:
   rviz          true: also start rviz2 with config/denoc_arm.rviz (and
                 robot_state_publisher, which its TF needs; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
+  payload_link, payload_mass, payload_com, payload_inertia
+                one start-up payload for all three nodes (their payload.* parameters):
+                the link (default none), mass [kg], center of mass "[x, y, z]" [m] in the
+                link frame, inertia "[ixx, ixy, ixz, iyy, iyz, izz]" [kg m^2] about it;
+                ~/set_payload changes it at run time
 
 The dynamics node and the trajectory controller read the sim node's own copy of the
 joint states, ``robot_joint_states`` in the namespace (published by nothing else;
@@ -29,6 +34,8 @@ Run it with:
   ros2 launch denoc_dynamics sim_arm.launch.py use_rsp:=true use_sim_time:=true
 """
 
+from typing import List
+
 from denoc_dynamics.ros.launch_support import controller_friction_parameters
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
@@ -42,6 +49,24 @@ from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+#: The launch arguments of the payload: (name, parameter, type, default, description).
+PAYLOAD_ARGUMENTS = (
+    ('payload_link', 'payload.link', str, '', 'link the payload is fixed to (empty: none)'),
+    ('payload_mass', 'payload.mass', float, '0.0', 'payload mass [kg]'),
+    ('payload_com', 'payload.center_of_mass', List[float], '[0.0, 0.0, 0.0]',
+     'payload center of mass [m] in the link frame'),
+    ('payload_inertia', 'payload.inertia', List[float], '[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]',
+     'payload inertia [kg m^2] about its center of mass, link frame: '
+     '[ixx, ixy, ixz, iyy, iyz, izz]'),
+)
+
+
+def payload_parameters():
+    """Return the payload.* parameters of the three nodes, from the launch arguments."""
+    return {parameter: ParameterValue(LaunchConfiguration(name), value_type=kind)
+            for name, parameter, kind, _, _ in PAYLOAD_ARGUMENTS}
+
 
 #: The dynamics node and the controller follow the sim node's own copy of its joint
 #: states (robot_joint_states, published by nothing else), not joint_states, which a
@@ -68,7 +93,7 @@ def trajectory_controller(context):
         remappings=[OWN_STATES],
         parameters=[params_file, {'urdf_path': urdf,
                                   'use_sim_time': LaunchConfiguration('use_sim_time')},
-                    friction])]
+                    friction, payload_parameters()])]
 
 
 def generate_launch_description():
@@ -79,6 +104,8 @@ def generate_launch_description():
     params_file = LaunchConfiguration('params_file')
     rviz = LaunchConfiguration('rviz')
     return LaunchDescription([
+        *(DeclareLaunchArgument(name, default_value=default, description=description)
+          for name, _, _, default, description in PAYLOAD_ARGUMENTS),
         DeclareLaunchArgument(
             'namespace', default_value='',
             description='namespace of the nodes and of their relative topics and services'),
@@ -109,11 +136,12 @@ def generate_launch_description():
                 'integrator': LaunchConfiguration('integrator'),
                 # the simulation is the clock: it never runs on /clock itself
                 'publish_clock': use_sim_time,
-            }]),
+            }, payload_parameters()]),
         Node(
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
             namespace=namespace, output='screen', remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        payload_parameters()]),
         OpaqueFunction(function=trajectory_controller),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',

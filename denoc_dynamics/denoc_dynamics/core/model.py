@@ -110,16 +110,27 @@ class Model:
         A_parent = np.array([A[k] if k >= 0 else np.eye(3) for k in parent]).reshape(n, 3, 3)
         R_tree[:] = np.einsum('kji,kjl,klm->kim', A_parent, chain.X_tree[:, :3, :3], A)
         o_tree[:] = np.einsum('kji,kj->ki', A_parent, chain.X_tree[:, :3, 3])
-        m[:] = chain.mass
-        c_body[:] = c = np.einsum('kji,kj->ki', A, chain.com)
-        I_C = np.einsum('kji,kjl,klm->kim', A, chain.inertia, A)
-        cc = np.einsum('ki,ki->k', c, c)[:, None, None] * np.eye(3)
-        I_O[:] = I_C + m[:, None, None] * (cc - c[:, :, None] * c[:, None, :])   # parallel axes
+        m[:], c_body[:], I_O[:] = body_constants(A, chain.mass, chain.com, chain.inertia)
         arrays.g[:] = gravity
 
     def data(self) -> np.ndarray:
         """Return a new workspace for one state (Pinocchio's Data)."""
         return np.zeros(workspace_size(self.n, self.n - int(np.sum(self.ints[3] >= 0))))
+
+
+def body_constants(A, mass, com, inertia):
+    """
+    Return (m, c, I_O) in the turned body frames of :class:`Model` (one body or (n, ...)).
+
+    ``com`` and ``inertia`` (about the mass centre) are in the URDF link frames; the body
+    frame is turned by A (A z = the joint axis), and I_O = I_C + m ([c]x^T [c]x) is the
+    inertia about the joint origin (parallel axes).
+    """
+    c = np.einsum('...ji,...j->...i', A, com)
+    I_C = np.einsum('...ji,...jl,...lm->...im', A, inertia, A)
+    cc = np.einsum('...i,...i->...', c, c)[..., None, None] * np.eye(3)
+    mass = np.asarray(mass, dtype=float)
+    return mass, c, I_C + mass[..., None, None] * (cc - c[..., :, None] * c[..., None, :])
 
 
 @njit_inline

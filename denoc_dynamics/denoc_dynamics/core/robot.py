@@ -35,7 +35,7 @@ from typing import Dict, NamedTuple, Optional
 import numba
 import numpy as np
 
-from . import batch, call
+from . import batch, call, payload
 from .call import call_matrix, call_vector, run
 from .composite_body import mass_centre_inertias
 from .gim import inertia_matrix
@@ -44,6 +44,7 @@ from .mimic import bodies
 from .model import data_arrays, Model, model_arrays
 from .momentum import momentum_terms
 from .reaction_wrench import reaction_wrenches
+from .regressor import INERTIA_PAIRS, regressor, regressor_batch
 from .udu import articulated_bodies
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -177,6 +178,7 @@ class Robot:
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
         self.model = Model(chain, self.gravity)
         self._reals, self._ints = self.model.reals, self.model.ints
+        self._A = np.ascontiguousarray(self.model.A)
         self._nb = chain.n
         coordinates = chain.coordinates
         self._n = len(coordinates)
@@ -441,6 +443,59 @@ class Robot:
         if algorithm is None:
             raise ValueError(f'method must be one of {INVERSE_METHODS}, got {method!r}')
         return self._call(algorithm, q, q, q)
+
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """
+        Return Y (..., n, 10 n_bodies) with ID(q, qd, qdd) = Y pi (:mod:`.regressor`).
+
+        pi holds each body's [m, m c (3), I_xx, I_xy, I_yy, I_xz, I_yz, I_zz], c and the
+        inertia about the origin of the body's URDF link frame, in that frame: the
+        columns of Pinocchio's ``computeJointTorqueRegressor`` (:meth:`parameters`).
+        With mimic joints, G^T Y: the rows of the coordinates.
+        """
+        q, qd, qdd = self._bodies(*self._states(q=q, qd=qd, qdd=qdd))
+        nb = self._nb
+        Y = np.empty(q.shape + (10 * nb,))
+        if q.ndim == 1:
+            regressor(self._reals, self._ints, self._A, q, qd, qdd, self._data(), Y)
+        else:
+            flat = [np.ascontiguousarray(x.reshape(-1, nb)) for x in (q, qd, qdd)]
+            with batch.PARALLEL_LOCK, numba.parallel_chunksize(1):
+                regressor_batch(self._reals, self._ints, self._A, *flat,
+                                Y.reshape(-1, nb, 10 * nb),
+                                batch.BLOCKS_PER_THREAD * numba.get_num_threads())
+        return _finite(Y if self._G is None else self._G.T @ Y)
+
+    def parameters(self) -> np.ndarray:
+        """Return pi (10 n_bodies,), the inertial parameters of :meth:`regressor`."""
+        c = self.chain
+        h = c.mass[:, None] * c.com
+        I_O = c.inertia + c.mass[:, None, None] * (
+            np.einsum('ki,ki->k', c.com, c.com)[:, None, None] * np.eye(3)
+            - c.com[:, :, None] * c.com[:, None, :])
+        k, l = np.array(INERTIA_PAIRS).T
+        return np.concatenate((c.mass[:, None], h, I_O[:, k, l]), axis=1).ravel()
+
+    def with_payload(self, link: str, mass: float, com, inertia) -> 'Robot':
+        """
+        Return a new Robot with a rigid payload fixed to ``link`` (:mod:`.payload`).
+
+        Any link of the URDF, merged ones included; ``com`` (3,) in the link's frame,
+        ``inertia`` (3, 3) about the payload's mass centre in the link's frame.  Only
+        one body's constants change (no re-parse).  ValueError for an unknown link, a
+        negative or non-finite mass, or an inertia no rigid body has.
+        """
+        return payload.with_payload(self, link, mass, com, inertia)
+
+    def identify_payload(self, link: str, q, qd, qdd, tau) -> 'payload.PayloadEstimate':
+        """
+        Return the payload (mass, com, inertia) on ``link`` from (N, n) samples.
+
+        Least squares on the link's regressor columns, this robot's parameters known;
+        the estimate carries ``condition`` and ``residual_rms``.  ValueError, with the
+        reason, for data that cannot determine it (:func:`.payload.identify_payload`).
+        """
+        return payload.identify_payload(self, link, q, qd, qdd, tau)
 
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about one fixed point (paper 003)."""

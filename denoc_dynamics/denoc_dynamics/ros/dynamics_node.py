@@ -32,6 +32,8 @@ Services
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
   cannot be served (the same checks as the topic's, or a result that is not finite)
   gets ``success = false`` and ``reason: detail`` in ``message``.
+  ``~/set_payload`` (SetPayload), with ``~/payload`` latched: the model's payload,
+  switched at once (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
 :attr:`DynamicsNode.command_rejections`, :attr:`DynamicsNode.request_rejections`)
@@ -61,10 +63,12 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .state_gate import StateGate
 from .. import NonFiniteResult
 from ..core.robot import FD_METHODS
+from ..names import name_list
 from ..simulation import PhysicsParameters
 
 
@@ -134,6 +138,8 @@ class DynamicsNode(Node):
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if self.publish_bias else None)
 
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
 
         # the EventsExecutor this node runs on gives no message info (publisher GID):
@@ -162,12 +168,17 @@ class DynamicsNode(Node):
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
-        self.robot = robot
+        self._unloaded = robot
+        self.robot = self.payload.start_up(robot).attach(robot)
         self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: the model with the new payload, at once."""
+        self.robot = payload.attach(self._unloaded)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -331,7 +342,8 @@ class DynamicsNode(Node):
     @staticmethod
     def _unknown_note(reader, names, what):
         unknown = reader.unknown(names)
-        return f'ok; joints not in the chain {what}: {unknown}' if unknown else 'ok'
+        return (f'ok; joints not in the chain {what}: {name_list(unknown)}' if unknown
+                else 'ok')
 
 
 def main(args=None):

@@ -53,6 +53,10 @@ Services
   (time and state frozen), false resumes.  Where the ``simulation_interfaces``
   package is installed, also the ROS 2 standard simulator services and action
   (:mod:`.simulation_services`).
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the simulated arm's payload changes linearly in mass and inertia over the request's
+  transition time (simulated seconds), as UR's set_payload does
+  (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
@@ -83,9 +87,11 @@ from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
 from .parameters import value as parameter_value
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .simulation_services import attach_simulation_services
 from ..servo import unstable_gains
@@ -216,6 +222,9 @@ class SimNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if self.publish_clock else None)
         self._clock_msg = Clock()
+        self._unloaded = None     # the model without payload
+        self._transition = None   # (from, to, start [s of simulated time], duration)
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -225,14 +234,19 @@ class SimNode(Node):
         self.joint_command_sub = self.create_subscription(
             JointState, joint_commands_topic, self._on_joint_command, QoSProfile(depth=1))
         self._tick_waiters = []   # futures completed by the next physics tick
-        self.create_service(Trigger, '~/reset', self._reset)
-        self.create_service(SetBool, '~/pause', self._pause)
+        self.step_generation = 0  # bumped by every reset and state change: ends stepping
+        self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
+        self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
+        self._unloaded, self._transition = robot, None
+        # the simulated robot has its own constants, which a payload changes in place
+        robot = self.payload.start_up(robot).attach(robot.with_payload(
+            robot.chain.link_names[-1], 0.0, np.zeros(3), np.zeros((3, 3))))
         sim = Simulation(robot, self.physics,
                          initial_positions=leading_pose(robot, self.initial_positions),
                          start_mode=self.start_mode)
@@ -297,8 +311,32 @@ class SimNode(Node):
                 f'inertia {sim.inertia[i]:.3g}')
         return reader
 
+    # --- payload -------------------------------------------------------------------
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: from the current payload to ``payload`` over the transition time."""
+        with self.lock:
+            start = self.payload.current
+            if self._transition is not None:   # a transition under way: from where it is
+                start = self._transition[1]
+            self._transition = (start, payload, self.sim.t, transition_time)
+        self._advance_payload()
+
+    def _advance_payload(self):
+        """Set the simulated payload along the transition (linear in mass and inertia)."""
+        with self.lock:
+            old, new, t0, duration = self._transition
+            s = 1.0 if duration <= 0.0 else min(1.0, max(0.0, (self.sim.t - t0) / duration))
+            loaded = new.scaled(s).attach(old.scaled(1.0 - s).attach(self._unloaded))
+            robot = self.sim.robot
+            robot.model.reals[:] = loaded.model.reals    # read by the compiled physics
+            robot.chain = loaded.chain
+            if s >= 1.0:
+                self._transition = None
+
     # --- physics -------------------------------------------------------------------
     def _tick(self):
+        if self._transition is not None:
+            self._advance_payload()
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -408,6 +446,7 @@ class SimNode(Node):
         with self.lock:
             response.message = self.sim.reset()
             self.runner.set_simulation(self.sim)
+            self.step_generation += 1
         response.success = True
         self.get_logger().info(response.message)
         return response
@@ -419,6 +458,7 @@ class SimNode(Node):
             return response
         with self.lock:
             self.sim.set_paused(request.data)
+            self.step_generation += 1
         response.success = True
         response.message = 'paused' if request.data else 'resumed'
         return response

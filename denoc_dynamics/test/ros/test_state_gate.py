@@ -7,6 +7,7 @@ from sensor_msgs.msg import JointState
 
 
 class Log:
+
     def __init__(self):
         self.lines = []
 
@@ -17,6 +18,7 @@ class Log:
 
 
 class Wall:
+
     def __init__(self):
         self.t = 0.0
 
