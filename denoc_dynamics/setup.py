@@ -41,6 +41,7 @@ setup(
             'sim_node = denoc_dynamics.ros.sim_node:main',
             'denoc_sim_arm = denoc_dynamics.ros.sim_arm_main:main',
             'trajectory_controller = denoc_dynamics.ros.trajectory_controller:main',
+            'gripper_controller = denoc_dynamics.ros.gripper_controller:main',
             'send_trajectory = denoc_dynamics.ros.send_trajectory:main',
             'arm_viewer = denoc_dynamics.ros.arm_viewer:main',
         ],

@@ -1,6 +1,11 @@
 """
 Launch the simulated arm: sim_node, dynamics_node, trajectory_controller (+ rsp, rviz2).
 
+With a gripper (a finger coordinate in the URDF, e.g. the bundled denoc_arm7_gripper),
+also gripper_controller (GripperCommand, ParallelGripperCommand): the other nodes'
+``joints`` parameter then lists the arm's joints, whose effort commands the trajectory
+controller sends, and the gripper controller drives the finger.
+
 Launch arguments:
   namespace     namespace of the nodes, and so of their relative topics and services:
                 joint_states, effort_commands, robot_description, ~/... (default: none);
@@ -12,6 +17,8 @@ Launch arguments:
   rviz          true: also start rviz2 with config/denoc_arm.rviz (and
                 robot_state_publisher, which its TF needs; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
+  gripper       auto (a gripper controller if a joint's name has 'finger' in it), false,
+                or the finger joint's name (default auto)
 
 The launch arguments take precedence over params_file: each node is given its
 namespace, so launch_ros writes them under the node's full name, after the file.
@@ -25,6 +32,8 @@ Run it with:
 """
 
 from denoc_dynamics.ros.launch_support import controller_friction_parameters
+from denoc_dynamics.ros.launch_support import gripper_layout
+from denoc_dynamics.ros.launch_support import node_parameters
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -39,25 +48,52 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 
-def trajectory_controller(context):
+def arm_nodes(context):
     """
-    Return the trajectory controller, with the simulated arm's friction model.
+    Return sim_node, dynamics_node, the trajectory controller and a gripper controller.
 
     sim_node raises the friction regularization of light joints for its integrator;
-    the controller gets the very values (launch_support), as denoc_sim_arm does.
+    the controller gets the very values (launch_support), as denoc_sim_arm does.  With
+    a gripper, the three get the arm's joints as their ``joints`` (the order of the
+    effort commands), and the gripper controller is started for the finger.
     """
     urdf = LaunchConfiguration('urdf').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
     integrator = LaunchConfiguration('integrator').perform(context)
+    use_sim_time = LaunchConfiguration('use_sim_time')
     friction = controller_friction_parameters(urdf, params_file, namespace,
                                               integrator=integrator)
-    return [Node(
-        package='denoc_dynamics', executable='trajectory_controller',
-        name='trajectory_controller', namespace=namespace, output='screen',
-        parameters=[params_file, {'urdf_path': urdf,
-                                  'use_sim_time': LaunchConfiguration('use_sim_time')},
-                    friction])]
+    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context),
+                                 node_parameters(params_file, 'sim_node', namespace))
+    joints = [{'joints': arm}] if finger else []
+    nodes = [
+        Node(
+            package='denoc_dynamics', executable='sim_node', name='sim_node',
+            namespace=namespace, output='screen',
+            parameters=[params_file, {
+                'urdf_path': urdf,
+                'integrator': integrator,
+                # the simulation is the clock: it never runs on /clock itself
+                'publish_clock': use_sim_time,
+            }] + joints),
+        Node(
+            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
+            namespace=namespace, output='screen',
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]
+            + joints),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', namespace=namespace, output='screen',
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        friction] + joints)]
+    if finger:
+        nodes.append(Node(
+            package='denoc_dynamics', executable='gripper_controller',
+            name='gripper_controller', namespace=namespace, output='screen',
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                                      'joint': finger}]))
+    return nodes
 
 
 def generate_launch_description():
@@ -65,7 +101,6 @@ def generate_launch_description():
     namespace = LaunchConfiguration('namespace')
     urdf = LaunchConfiguration('urdf')
     use_sim_time = LaunchConfiguration('use_sim_time')
-    params_file = LaunchConfiguration('params_file')
     rviz = LaunchConfiguration('rviz')
     return LaunchDescription([
         DeclareLaunchArgument(
@@ -90,20 +125,11 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'params_file', default_value=PathJoinSubstitution([share, 'config', 'sim_arm.yaml']),
             description='YAML parameters of sim_node and dynamics_node'),
-        Node(
-            package='denoc_dynamics', executable='sim_node', name='sim_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {
-                'urdf_path': urdf,
-                'integrator': LaunchConfiguration('integrator'),
-                # the simulation is the clock: it never runs on /clock itself
-                'publish_clock': use_sim_time,
-            }]),
-        Node(
-            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
-        OpaqueFunction(function=trajectory_controller),
+        DeclareLaunchArgument(
+            'gripper', default_value='auto',
+            description="auto: a gripper controller if a joint's name has 'finger' in it; "
+                        "false: none; or the finger joint's name"),
+        OpaqueFunction(function=arm_nodes),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',

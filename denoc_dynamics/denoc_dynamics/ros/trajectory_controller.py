@@ -73,13 +73,19 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from .diagnostics import Diagnostics
+from .diagnostics import OK
+from .diagnostics import STALE
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
 from .robot_model import RobotModelSource
+from .runtime_gains import RuntimeGains
 from ..computed_torque import ComputedTorque
+from ..gain_ramp import GainRamp
+from ..gain_ramp import RAMP_TIME
 from ..trajectory import check_trajectory
 from ..trajectory import Trajectory
 from ..trajectory import TrajectoryError
@@ -288,6 +294,7 @@ class TrajectoryController(Node):
             self, 'constraints.goal_time', Parameter.Type.DOUBLE, 0.0,
             'time [s] after the last point to get within the goal tolerances before the '
             'goal aborts; 0: no limit', rd, min_value=0.0)
+        self.gains = RuntimeGains(self, 'gains', ('kp', 'kd'))
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.log_accepted = AcceptLog(self.get_logger())
@@ -310,6 +317,10 @@ class TrajectoryController(Node):
                                  qos_profile_sensor_data)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(0.05, self._expire_pending)
+        self.diagnostics = Diagnostics(
+            self, lambda: self.law.robot.chain.name if self.law is not None else '')
+        self.diagnostics.add('controller', self._diagnose_controller)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     def _setup_control_msgs(self):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
@@ -339,17 +350,21 @@ class TrajectoryController(Node):
     # --- model -----------------------------------------------------------------------
     def _per_joint(self, robot, prefix, key, default, unit, min_value):
         values = []
+        dynamic = prefix == 'gains' and key in self.gains.keys
         for joint in robot.joint_names:
             name = f'{prefix}.{joint}.{key}'
             if self.has_parameter(name):
                 values.append(self.get_parameter(name).value)
             else:
-                values.append(declare(self, name, Parameter.Type.DOUBLE, float(default),
-                                      f'{key} [{unit}] of joint {joint}', True,
-                                      min_value=min_value))
+                values.append(declare(
+                    self, name, Parameter.Type.DOUBLE, float(default),
+                    f'{key} [{unit}] of joint {joint}' + (
+                        f'; settable at runtime: ramped in over {RAMP_TIME:g} s, refused '
+                        'if negative' if dynamic else ''), not dynamic, min_value=min_value))
         return np.array(values, dtype=float)
 
     def _set_model(self, robot, source):
+        self.gains.ramp = None   # the model's own gains until they are attached
         gains = {key: self._per_joint(robot, 'gains', key, default, unit, minimum)
                  for key, default, unit, minimum in (
                      ('kp', self.default_kp, '1/s^2', 0.0), ('kd', self.default_kd, '1/s', 0.0),
@@ -368,6 +383,8 @@ class TrajectoryController(Node):
         index = {name: i for i, name in enumerate(robot.joint_names)}
         order = list(self.joints_param) or robot.joint_names
         self.law = law
+        self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
+        law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']
         self.states = JointStateReader(robot.joint_names)
         self._order = np.array([index.get(name, -1) for name in order], dtype=int)
         self._status_msg = TrajectoryControllerState(joint_names=robot.joint_names)
@@ -380,6 +397,25 @@ class TrajectoryController(Node):
             f'{"on" if self.friction_compensation else "off"} (friction_velocity '
             f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
             f'{self.friction_feedback:g}, friction_scale {self.friction_scale:g})')
+
+    def _diagnose_controller(self, report):
+        """/diagnostics ``trajectory_controller: controller``: model and what it does."""
+        if self.law is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        mode = ('no joint state yet' if self.latest_state is None
+                else f'following a trajectory ({self.source})' if self.active
+                else 'holding')
+        report.add('joints', self.law.robot.n)
+        report.add('mode', mode)
+        report.add('goal active', self.goal is not None)
+        report.add('trajectories accepted', self.accepted)
+        report.summary(OK, mode)
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``trajectory_controller: inputs``: rejection counters."""
+        report.counter('trajectories rejected', self.rejections)
+        report.counter('joint states rejected', self.state_rejections)
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -604,6 +640,7 @@ class TrajectoryController(Node):
             if self.pending is not None:
                 self._start_pending()
         reference = self.trajectory.sample(t)
+        self.gains.ramp.at(t)   # gains set at runtime move in over the ramp
         tau = self.law(q, qd, *reference)
         effort = self._effort_msg
         effort.data = [float(tau[i]) if i >= 0 else 0.0 for i in self._order]
