@@ -82,11 +82,13 @@ def test_launch_tests_are_collected_without_pinocchio(tmp_path):
         # the pytest script, not `python -m pytest`: the cwd must not go on sys.path
         [os.path.join(os.path.dirname(sys.executable), 'pytest'), '--collect-only', '-q',
          '-p', 'no:cacheprovider',
-         'test/test_pinocchio.py', 'test/test_dynamics_launch.py'],
-        cwd=os.path.dirname(TEST_DIR), env=env, capture_output=True, text=True, timeout=120)
+         'test/core/test_pinocchio.py', 'test/launch/test_dynamics_launch.py'],
+        cwd=os.path.dirname(os.path.dirname(TEST_DIR)), env=env, capture_output=True, text=True,
+        timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert 'test/test_dynamics_launch.py::test_dynamics_launch' in proc.stdout, proc.stdout
-    assert 'test/test_pinocchio.py::test_inertia_matrix' in proc.stdout, proc.stdout
+    assert 'test/launch/test_dynamics_launch.py::test_dynamics_launch' in proc.stdout, \
+        proc.stdout
+    assert 'test/core/test_pinocchio.py::test_inertia_matrix' in proc.stdout, proc.stdout
 
 
 def test_a_launch_test_file_runs_with_launch_test():
