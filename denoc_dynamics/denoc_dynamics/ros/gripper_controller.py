@@ -155,8 +155,8 @@ class GripperController(Node):
                                                  QoSProfile(depth=1))
         self._command = JointState()
         self.model = RobotModelSource(self, self._set_model)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
-                                 qos_profile_sensor_data)
+        self.state_sub = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
         self.actions = None
         self._setup_actions()
         self.diagnostics = Diagnostics(

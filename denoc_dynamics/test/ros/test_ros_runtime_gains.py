@@ -12,18 +12,17 @@ from denoc_dynamics.gain_ramp import GainRamp
 from denoc_dynamics.gain_ramp import RAMP_TIME
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.sim_node import SimNode
-from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 from denoc_dynamics.servo import POSITION
 import numpy as np
 import pytest
 from rclpy.parameter import Parameter
+from ros_helpers import make
+from ros_helpers import POSE
 from ros_helpers import Recorder
-from sensor_msgs.msg import JointState
+from ros_helpers import step
+from ros_helpers import T0
 
 pytestmark = pytest.mark.ros
-
-POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
-NAMES = [f'joint{k}' for k in range(1, 8)]
 
 
 def test_the_ramp_moves_linearly_and_restarts_from_where_it_is():
@@ -117,29 +116,19 @@ def test_a_bad_servo_gain_is_refused_with_a_reason_and_the_old_kept(context, val
         node.destroy_node()
 
 
-def joint_state(t, q):
-    msg = JointState(name=NAMES, position=[float(x) for x in q], velocity=[0.0] * 7)
-    msg.header.stamp.sec = int(t)
-    msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
-    return msg
-
-
 def test_a_controller_gain_set_at_runtime_ramps_in(context):
-    node = TrajectoryController(context=context, parameter_overrides=[
-        Parameter('urdf_path', value=bundled_urdf()),
-        Parameter('diagnostic_updater.period', value=0.0)])
+    node = make(context, **{'diagnostic_updater.period': 0.0})
     node.effort_pub = Recorder(copy=lambda msg: list(msg.data))
     try:
-        t0 = 1000.0
-        node._on_joint_state(joint_state(t0, POSE))       # it holds this pose
+        step(node, T0, POSE)                               # it holds this pose
         off = np.array(POSE) + [0.0, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0]
         for k in range(1, 11):
-            node._on_joint_state(joint_state(t0 + 0.01 * k, off))
+            step(node, T0 + 0.01 * k, off)
         before = np.array(node.effort_pub.messages[-1])
         result = node.set_parameters([Parameter('gains.joint2.kp', value=900.0)])[0]
         assert result.successful, result.reason
         for k in range(11, 61):
-            node._on_joint_state(joint_state(t0 + 0.01 * k, off))
+            step(node, T0 + 0.01 * k, off)
         after = np.array(node.effort_pub.messages[-1])
         assert node.law.kp[1] == 900.0 and node.law.kp[0] == 225.0
         efforts = np.array(node.effort_pub.messages[10:])
