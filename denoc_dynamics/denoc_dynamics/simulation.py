@@ -60,6 +60,10 @@ from .servo import VELOCITY
 #: and the command lines import.
 INTEGRATORS = ('rk4', 'ab4', 'semi_implicit_euler')
 START_MODES = ('hold', 'paused', 'running')
+#: What an effort command is: the joint torque itself (``raw``), or the torque on top
+#: of the arm's own gravity, which the drives add (``gravity_compensated``, as
+#: torque-controlled arms such as Franka's and KUKA's do).
+EFFORT_MODES = ('raw', 'gravity_compensated')
 
 #: Largest stable ``h * rate`` on the negative real axis (rate = damping / inertia):
 #: RK4 about 2.785, AB4 0.3, semi-implicit Euler 2 (velocity update is explicit).
@@ -133,6 +137,10 @@ class PhysicsParameters:
     where the joints are (<= 0: never).
     ``divergence_velocity`` [rad/s or m/s]: a joint speed above this (or a non-finite
     one) counts as a diverged, failed simulation.
+    ``effort_mode``: one of :data:`EFFORT_MODES`; ``gravity_compensated``: the drives add
+    the model's gravity torques g(q) to every effort command (evaluated once a publish
+    period and held, like the servos' feedforward), and the sum is clamped to the
+    effort limits.
     """
 
     physics_rate: float = 1000.0
@@ -146,6 +154,7 @@ class PhysicsParameters:
     servo_frequency: float = 25.0
     servo_damping_ratio: float = 1.0
     joint_command_timeout: float = 0.0
+    effort_mode: str = 'raw'
 
     def check(self):
         """Raise ValueError if a setting is out of range."""
@@ -156,6 +165,9 @@ class PhysicsParameters:
                              f'got {self.integrator!r}')
         if self.fd_method not in FD_METHODS:
             raise ValueError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
+        if self.effort_mode not in EFFORT_MODES:
+            raise ValueError(f'effort_mode must be one of {EFFORT_MODES}, '
+                             f'got {self.effort_mode!r}')
         if not self.friction_velocity > 0.0:
             raise ValueError(f'friction_velocity must be > 0, got {self.friction_velocity!r}')
         if not self.limit_stop_frequency > 0.0:
@@ -284,6 +296,9 @@ class Simulation:
         self.drive_mode = self._physics.mode
         self.tau_cmd, self.q_ref, self.qd_ref, self.tau_ff, self._effort_command = (
             self._physics.drive)
+        #: The drives add the arm's gravity to the effort commands (``effort_mode``).
+        self.gravity_compensated = params.effort_mode == 'gravity_compensated'
+        self._tau_cmd_raw = np.zeros(n)   # the joint commands' efforts, before gravity
         #: Steps between two evaluations of the servos' gravity and bias forces (held in
         #: between): one publish period, set by :class:`SimulationRunner`.
         self.feedforward_steps = 1
@@ -346,6 +361,7 @@ class Simulation:
         self._clear_joint_command()
 
     def _clear_joint_command(self):
+        self._effort_joints = None     # the joints effort commands cover, if not all
         self.joint_commanded = False   # the drives follow set_joint_command
         self._joint_command_time = -math.inf
         self._joint_command_expired = False
@@ -391,7 +407,7 @@ class Simulation:
         self.paused = bool(paused)
         self.stopped = False
 
-    def set_command(self, tau):
+    def set_command(self, tau, joints=None):
         """
         Set the commanded joint efforts (chain order), clamped to the effort limits.
 
@@ -400,10 +416,23 @@ class Simulation:
         :attr:`effort_bound`: the effort that would take the joint, at its smallest
         effective inertia, from rest past ``divergence_velocity`` within one step.
         In practice only a joint without an effort limit gets there.
+
+        ``joints`` (chain indices, None: all): the joints the command covers.  The
+        others are left to joint commands (:meth:`set_joint_command`): an arm's
+        controller commands the arm's joints, a gripper's the finger; a command that
+        covers every joint takes over from joint commands.
         """
         tau = self._checked_effort(tau, np.arange(self.n))
-        self._clear_joint_command()
-        self._held.hold(tau, self.t)
+        if joints is not None and self.joint_commanded:
+            joints = np.asarray(joints, dtype=np.int64)
+            self._held.hold(tau, self.t)
+            self.drive_mode[joints] = EFFORT
+            self._tau_cmd_raw[joints] = self.tau_cmd[joints] = tau[joints]
+            self._feedforward_due = self.steps   # gravity-compensated: g(q) added now
+        else:
+            self._clear_joint_command()
+            self._held.hold(tau, self.t)
+        self._effort_joints = None if joints is None else np.asarray(joints, dtype=np.int64)
         self._leave_hold_mode()
 
     def _leave_hold_mode(self):
@@ -468,7 +497,9 @@ class Simulation:
         q_ref = np.where(positioned, q_ref, np.where(starting, self._x[joints],
                                                      self.q_ref[joints]))
         self.drive_mode[joints] = mode
-        self.tau_cmd[joints] = tau
+        self.tau_cmd[joints] = self._tau_cmd_raw[joints] = tau
+        if self.gravity_compensated:
+            self._feedforward_due = self.steps   # the effort joints' gravity, now
         self.q_ref[joints] = q_ref
         self.qd_ref[joints] = np.where(mode == EFFORT, 0.0, qd_ref)
         self._joint_command_time = self.t
@@ -476,13 +507,21 @@ class Simulation:
         self._leave_hold_mode()
 
     def _hold_position(self):
-        """Have every drive hold the current position (a joint command takes over)."""
+        """
+        Have every drive hold the current position (a joint command takes over).
+
+        The joints that effort commands cover (``set_command(tau, joints)``) stay on them.
+        """
         self.joint_commanded = True
         self.drive_mode[:] = POSITION
         self.q_ref[:] = self._x[:self.n]
         self.qd_ref[:] = 0.0
-        self.tau_cmd[:] = 0.0
+        self.tau_cmd[:] = self._tau_cmd_raw[:] = 0.0
         self._feedforward_due = self.steps
+        joints = self._effort_joints
+        if joints is not None:
+            self.drive_mode[joints] = EFFORT
+            self.tau_cmd[joints] = self._tau_cmd_raw[joints] = self.command()[joints]
 
     def _servo_events(self) -> int:
         """
@@ -494,6 +533,8 @@ class Simulation:
         """
         timeout = self.params.joint_command_timeout
         steps_left = math.inf
+        if self._effort_joints is not None:   # effort commands beside joint commands
+            steps_left = self._shared_effort_events()
         if timeout > 0.0 and not self._joint_command_expired:
             expiry = _first_step_after(self.h, self._joint_command_time, timeout,
                                        self.steps)
@@ -505,18 +546,53 @@ class Simulation:
         if self.steps >= self._feedforward_due:
             n = self.n
             self.tau_ff[:] = self.robot.bias_forces(self._x[:n], self._x[n:])
+            if self.gravity_compensated:   # the effort-mode joints: command + g(q)
+                effort = self.drive_mode == EFFORT
+                self.tau_cmd[effort] = self._with_gravity(self._tau_cmd_raw)[effort]
             self._feedforward_due = self.steps + self.feedforward_steps
         return min(steps_left, self._feedforward_due - self.steps)
 
-    def _effort_events(self) -> int:
-        """Put the effort command due now in place; return the steps it stays so."""
-        self._effort_command[:] = self.command()
+    def _shared_effort_events(self) -> int:
+        """
+        Expire a stale effort command on its joints beside joint commands.
+
+        Return the steps until it expires (inf: never, or done).
+        """
         held = self._held
+        if held.timeout <= 0.0 or held.value is held.zero:
+            return math.inf
+        if self.t - held.time <= held.timeout:
+            return _first_step_after(self.h, held.time, held.timeout,
+                                     self.steps) - self.steps
+        joints = self._effort_joints
+        stale = joints[self.drive_mode[joints] == EFFORT]
+        self.tau_cmd[stale] = self._tau_cmd_raw[stale] = 0.0   # timed out: zero torque
+        held.clear()
+        self._feedforward_due = self.steps
+        return math.inf
+
+    def _effort_events(self) -> int:
+        """
+        Put the effort command due now in place; return the steps it stays so.
+
+        Gravity-compensated, the command plus g(q), held for a publish period at most.
+        """
+        held = self._held
+        steps = math.inf
         if held.timeout > 0.0 and held.value is not held.zero:
             if self.t - held.time <= held.timeout:
-                return _first_step_after(self.h, held.time, held.timeout,
-                                         self.steps) - self.steps
-        return math.inf
+                steps = _first_step_after(self.h, held.time, held.timeout,
+                                          self.steps) - self.steps
+        if self.gravity_compensated:
+            self._effort_command[:] = self._with_gravity(self.command())
+            return min(steps, self.feedforward_steps)
+        self._effort_command[:] = self.command()
+        return steps
+
+    def _with_gravity(self, tau) -> np.ndarray:
+        """Return ``tau`` + g(q) at the current state, clamped to the effort limits."""
+        g = self.robot.gravity_torques(self._x[:self.n])
+        return np.clip(tau + g, -self.effort_limit, self.effort_limit)
 
     def set_servo_gains(self, kp, kd):
         """Set the position and velocity servos' gains per joint (chain order)."""

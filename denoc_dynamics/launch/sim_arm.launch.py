@@ -1,6 +1,11 @@
 """
 Launch the simulated arm: sim_node, dynamics_node, trajectory_controller (+ rsp, rviz2).
 
+With a gripper (a finger coordinate in the URDF, e.g. the bundled denoc_arm7_gripper),
+also gripper_controller (GripperCommand, ParallelGripperCommand): the other nodes'
+``joints`` parameter then lists the arm's joints, whose effort commands the trajectory
+controller sends, and the gripper controller drives the finger.
+
 Launch arguments:
   namespace     namespace of the nodes, and so of their relative topics and services:
                 joint_states, effort_commands, robot_description, ~/... (default: none);
@@ -17,6 +22,8 @@ Launch arguments:
                 the link (default none), mass [kg], center of mass "[x, y, z]" [m] in the
                 link frame, inertia "[ixx, ixy, ixz, iyy, iyz, izz]" [kg m^2] about it;
                 ~/set_payload changes it at run time
+  gripper       auto (a gripper controller if a joint's name has 'finger' in it), false,
+                or the finger joint's name (default auto)
 
 The dynamics node and the trajectory controller read the sim node's own copy of the
 joint states, ``robot_joint_states`` in the namespace (published by nothing else;
@@ -37,6 +44,8 @@ Run it with:
 from typing import List
 
 from denoc_dynamics.ros.launch_support import controller_friction_parameters
+from denoc_dynamics.ros.launch_support import gripper_layout
+from denoc_dynamics.ros.launch_support import node_parameters
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -74,26 +83,54 @@ def payload_parameters():
 OWN_STATES = ('joint_states', 'robot_joint_states')
 
 
-def trajectory_controller(context):
+def arm_nodes(context):
     """
-    Return the trajectory controller, with the simulated arm's friction model.
+    Return sim_node, dynamics_node, the trajectory controller and a gripper controller.
 
     sim_node raises the friction regularization of light joints for its integrator;
-    the controller gets the very values (launch_support), as denoc_sim_arm does.
+    the controller gets the very values (launch_support), as denoc_sim_arm does.  With
+    a gripper, the three get the arm's joints as their ``joints`` (the order of the
+    effort commands), and the gripper controller is started for the finger.
     """
     urdf = LaunchConfiguration('urdf').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
     integrator = LaunchConfiguration('integrator').perform(context)
+    use_sim_time = LaunchConfiguration('use_sim_time')
     friction = controller_friction_parameters(urdf, params_file, namespace,
                                               integrator=integrator)
-    return [Node(
-        package='denoc_dynamics', executable='trajectory_controller',
-        name='trajectory_controller', namespace=namespace, output='screen',
-        remappings=[OWN_STATES],
-        parameters=[params_file, {'urdf_path': urdf,
-                                  'use_sim_time': LaunchConfiguration('use_sim_time')},
-                    friction, payload_parameters()])]
+    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context),
+                                 node_parameters(params_file, 'sim_node', namespace))
+    joints = [{'joints': arm}] if finger else []
+    nodes = [
+        Node(
+            package='denoc_dynamics', executable='sim_node', name='sim_node',
+            namespace=namespace, output='screen',
+            parameters=[params_file, {
+                'urdf_path': urdf,
+                'integrator': integrator,
+                # the simulation is the clock: it never runs on /clock itself
+                'publish_clock': use_sim_time,
+            }, payload_parameters()] + joints),
+        Node(
+            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
+            namespace=namespace, output='screen', remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        payload_parameters()] + joints),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        friction, payload_parameters()] + joints)]
+    if finger:
+        nodes.append(Node(
+            package='denoc_dynamics', executable='gripper_controller',
+            name='gripper_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                                      'joint': finger}]))
+    return nodes
 
 
 def generate_launch_description():
@@ -101,7 +138,6 @@ def generate_launch_description():
     namespace = LaunchConfiguration('namespace')
     urdf = LaunchConfiguration('urdf')
     use_sim_time = LaunchConfiguration('use_sim_time')
-    params_file = LaunchConfiguration('params_file')
     rviz = LaunchConfiguration('rviz')
     return LaunchDescription([
         *(DeclareLaunchArgument(name, default_value=default, description=description)
@@ -128,21 +164,11 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'params_file', default_value=PathJoinSubstitution([share, 'config', 'sim_arm.yaml']),
             description='YAML parameters of sim_node and dynamics_node'),
-        Node(
-            package='denoc_dynamics', executable='sim_node', name='sim_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {
-                'urdf_path': urdf,
-                'integrator': LaunchConfiguration('integrator'),
-                # the simulation is the clock: it never runs on /clock itself
-                'publish_clock': use_sim_time,
-            }, payload_parameters()]),
-        Node(
-            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen', remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
-                        payload_parameters()]),
-        OpaqueFunction(function=trajectory_controller),
+        DeclareLaunchArgument(
+            'gripper', default_value='auto',
+            description="auto: a gripper controller if a joint's name has 'finger' in it; "
+                        "false: none; or the finger joint's name"),
+        OpaqueFunction(function=arm_nodes),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',

@@ -41,6 +41,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+from .diagnostics import Diagnostics
+from .diagnostics import STALE
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .mesh_files import MeshFiles
@@ -203,6 +205,16 @@ class ArmViewer(Node):
             self.server.stop()
             raise
         self.get_logger().info(f'3D view of the robot: open {self.url} in a browser')
+        self.diagnostics = Diagnostics(self)
+        self.diagnostics.add('view', self._diagnose_view)
+
+    def _diagnose_view(self, report):
+        """/diagnostics ``arm_viewer: view``: the page, the robot shown, the joint states."""
+        report.add('url', self.url)
+        report.add('joint states accepted', self.accepted)
+        report.counter('joint states rejected', self.rejections)
+        if self.model is None:
+            report.summary(STALE, 'no robot shown yet')
 
     # --- model -----------------------------------------------------------------------
     def _on_description(self, urdf: str, source: str, from_file: bool):

@@ -42,6 +42,7 @@ and are logged every ``diagnostics_period`` seconds when they changed.
 
 from functools import partial
 import sys
+import time
 
 from denoc_dynamics_interfaces.msg import InertiaMatrix
 from denoc_dynamics_interfaces.msg import JointAccelerations
@@ -55,6 +56,9 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from .diagnostics import Diagnostics
+from .diagnostics import OK
+from .diagnostics import STALE
 from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
@@ -159,6 +163,11 @@ class DynamicsNode(Node):
             self.create_service(srv_type, name, partial(self._serve, compute))
         if diagnostics_period > 0.0:
             self.create_timer(diagnostics_period, self._log_counters)
+        self._rate_sample = (time.monotonic(), 0)  # (wall time, accepted) of the last report
+        self.diagnostics = Diagnostics(
+            self, lambda: self.robot.chain.name if self.robot is not None else '')
+        self.diagnostics.add('dynamics', self._diagnose_dynamics)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
@@ -255,6 +264,26 @@ class DynamicsNode(Node):
                 f'joint states accepted: {self.accepted}, rejected: {self.state_rejections}; '
                 f'effort commands rejected: {self.command_rejections}; '
                 f'service requests failed: {self.request_rejections}')
+
+    def _diagnose_dynamics(self, report):
+        """/diagnostics ``dynamics_node: dynamics``: model, solver, joint state rate."""
+        now, accepted = time.monotonic(), self.accepted
+        (then, before), self._rate_sample = self._rate_sample, (now, accepted)
+        if self.robot is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        rate = (accepted - before) / (now - then) if now > then else 0.0
+        report.add('joints', self.robot.n)
+        report.add('fd_method', self.fd_method)
+        report.add('joint states accepted', accepted)
+        report.add('joint state rate [Hz]', rate)
+        report.summary(OK, f'{rate:.1f} joint states/s')
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``dynamics_node: inputs``: the rejection counters (WARN when one rose)."""
+        report.counter('joint states rejected', self.state_rejections)
+        report.counter('effort commands rejected', self.command_rejections)
+        report.counter('service requests failed', self.request_rejections)
 
     # --- services --------------------------------------------------------------------
     def _serve(self, compute, request, response):

@@ -239,6 +239,9 @@ class EffortCommandReader:
         self._target = np.array([index[name] for name in self.joints if name in index],
                                 dtype=int)
         self.ignored = [name for name in self.joints if name not in index]
+        #: The chain joints the commands cover, if not all (None: all of them).
+        self.covered = (None if len(set(self._target.tolist())) == self.n
+                        else np.unique(self._target))
         self.held = HeldCommand(self.n, timeout)
 
     def read(self, msg) -> np.ndarray:

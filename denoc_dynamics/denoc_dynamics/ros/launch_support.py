@@ -10,9 +10,13 @@ friction with another v_eps leaves that joint tens of mrad off its goal.  The va
 come from the same :class:`~denoc_dynamics.simulation.Simulation` that sim_node
 builds, from the same URDF and the same parameters file, so they cannot drift apart;
 ``denoc_sim_arm`` passes its sim's own values the same way.
+
+:func:`gripper_layout` says whether a robot has a gripper (a finger coordinate) and,
+if so, the arm's joints: the effort commands of the arm's controller cover those,
+the gripper controller drives the finger (sim_node's JointState commands).
 """
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import yaml
 
@@ -84,3 +88,44 @@ def friction_velocity_parameters(joint_names, velocities) -> Dict[str, float]:
     """Return the controller parameters ``gains.<joint>.friction_velocity`` of ``velocities``."""
     return {f'gains.{name}.friction_velocity': float(v)
             for name, v in zip(joint_names, velocities)}
+
+
+def finger_joint(robot, name: str = '') -> str:
+    """
+    Return the finger coordinate of ``robot``: ``name``, else the first '*finger*' joint.
+
+    ValueError if there is none, or ``name`` is not a coordinate.
+    """
+    names = list(robot.joint_names)
+    if name:
+        if name not in names:
+            raise ValueError(f'the gripper joint {name!r} is not a coordinate of the robot '
+                             f'(mimic joints follow theirs): {names}')
+        return name
+    for joint in names:
+        if 'finger' in joint:
+            return joint
+    raise ValueError(f'no finger joint among {names}: set the joint parameter')
+
+
+def gripper_layout(urdf: str, gripper: str = 'auto',
+                   sim_parameters: Optional[Dict] = None) -> Tuple[Optional[str], List[str]]:
+    """
+    Return (finger joint or None, the arm's joints) of the robot in ``urdf``.
+
+    ``gripper``: 'auto' (a gripper if a coordinate's name has 'finger' in it), 'false'
+    (none), or the finger joint's name.  Without a gripper the arm's joints are []
+    (the nodes' ``joints`` parameter then stays empty: every joint).
+    """
+    if gripper == 'false':
+        return None, []
+    sim_parameters = sim_parameters or {}
+    robot = load_urdf(urdf, gravity=tuple(sim_parameters.get('gravity', (0.0, 0.0, -9.81))),
+                      side_branches=sim_parameters.get('side_branches', 'lock'))
+    try:
+        joint = finger_joint(robot, '' if gripper in ('auto', 'true') else gripper)
+    except ValueError:
+        if gripper == 'auto':
+            return None, []
+        raise
+    return joint, [name for name in robot.joint_names if name != joint]

@@ -18,7 +18,14 @@ Subscribes
   rest past the divergence speed (1000 rad/s or m/s) in one step is rejected (in
   practice, only a joint without an effort limit gets there).  Older than
   ``command_timeout`` seconds of simulated time, a command counts as zero torque.
-  The first command ends hold mode.
+  The first command ends hold mode.  If ``joints`` leaves chain joints out (an arm's
+  joints, without its gripper's finger), JointState commands drive those, beside the
+  effort commands (the gripper controller's); otherwise either takes over from the
+  other.  ``effort_mode``: ``raw`` (default), the command
+  is the joint torque; ``gravity_compensated``, it is the torque on top of the arm's
+  own gravity g(q), which the drives add (evaluated once a publish period), as
+  torque-controlled arms do: a zero command (or none, once timed out) holds the arm,
+  apart from drift against friction.  Effort-mode joints of JointState commands alike.
   A joint's drive never pushes it faster than its URDF velocity limit.
   ``robot_joint_commands`` (sensor_msgs/JointState, reliable, depth 1; the
   ``joint_commands_topic`` parameter): the commands of topic_based_ros2_control's
@@ -27,22 +34,24 @@ Subscribes
   or an effort (:mod:`.joint_commands`, :mod:`denoc_dynamics.servo`).  The servos run
   at the physics rate with the gains ``servo.<joint>.kp`` [N m/rad] and
   ``servo.<joint>.kd`` [N m s/rad] (defaults from ``servo_frequency`` and
-  ``servo_damping_ratio`` on the joint's effective inertia) plus the model's gravity
+  ``servo_damping_ratio`` on the joint's effective inertia; settable at runtime with
+  ``ros2 param set``, ramped in, refused if negative or unstable) plus the model's gravity
   and bias forces, evaluated once a publish period and held; the effort is limited to
   the URDF's.  The command is held until the next (``joint_command_timeout`` > 0:
   then the joints hold their position); joints a command leaves out keep theirs.  A
   bad command (unknown or repeated joints, NaN, wrong array lengths, a position
   outside the limits) is rejected, counted and logged; nothing moves.  A JointState
-  command takes over from effort commands and the other way round.
+  command takes over from effort commands and the other way round, on the joints the
+  ``joints`` parameter covers (all, by default).
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
-  effort (the torque the drives applied: the clamped command, cut at the velocity
-  limits, zero in hold mode).  Always finite: a non-finite state stops the simulation.
-  Stamped with the simulated time when ``publish_clock`` is true, else with the node's
-  clock.
+  effort (the torque the drives applied: the clamped command, plus g(q) when
+  gravity-compensated, cut at the velocity limits, zero in hold mode).  Always
+  finite: a non-finite state stops the simulation.  Stamped with the simulated time
+  when ``publish_clock`` is true, else with the node's clock.
   ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
   ``joint_states_topic`` parameter, empty: none): the same, for JointStateTopicSystem.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
@@ -62,6 +71,7 @@ If the state becomes non-finite the integration stops, an error is logged and no
 more is published until ``~/reset``.
 """
 
+from functools import partial
 import sys
 import threading
 
@@ -81,6 +91,11 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from std_srvs.srv import Trigger
 
+from .diagnostics import Diagnostics
+from .diagnostics import ERROR
+from .diagnostics import OK
+from .diagnostics import STALE
+from .diagnostics import WARN
 from .joint_commands import INTERFACES
 from .joint_commands import JointCommandReader
 from .joint_io import declare_command_parameters
@@ -93,9 +108,13 @@ from .parameters import declare
 from .parameters import value as parameter_value
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .runtime_gains import RuntimeGains
 from .simulation_services import attach_simulation_services
+from ..gain_ramp import GainRamp
+from ..gain_ramp import RAMP_TIME
 from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
+from ..simulation import EFFORT_MODES
 from ..simulation import FD_METHODS
 from ..simulation import INTEGRATORS
 from ..simulation import leading_pose
@@ -161,7 +180,13 @@ class SimNode(Node):
             joint_command_timeout=declare(
                 self, 'joint_command_timeout', Parameter.Type.DOUBLE, 0.0,
                 'a JointState command older than this [s of simulated time] turns into a '
-                'position hold where the joints are; <= 0: held until the next one', rd))
+                'position hold where the joints are; <= 0: held until the next one', rd),
+            effort_mode=declare(
+                self, 'effort_mode', Parameter.Type.STRING, 'raw',
+                "what an effort command is: 'raw' the joint torque; 'gravity_compensated' "
+                "the torque on top of the arm's own gravity, which the drives add (as on "
+                'torque-controlled arms): a zero command holds the arm', rd,
+                additional_constraints=str(EFFORT_MODES)))
         try:
             self.physics.check()
         except ValueError as exc:
@@ -200,6 +225,7 @@ class SimNode(Node):
                                f'got {self.start_mode!r}')
 
         self.lock = threading.Lock()
+        self.servo_gains = RuntimeGains(self, 'servo', ('kp', 'kd'))
         self.sim = None
         self.runner = None
         self.commands = None
@@ -240,6 +266,9 @@ class SimNode(Node):
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
+        self.diagnostics = Diagnostics(self, self._robot_name)
+        self.diagnostics.add('simulation', self._diagnose_simulation)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
@@ -279,6 +308,7 @@ class SimNode(Node):
     def _joint_command_setup(self, robot, sim):
         """Declare the per-joint servo and interface parameters; set the gains on ``sim``."""
         interfaces, gains = {}, {'kp': sim.kp.copy(), 'kd': sim.kd.copy()}
+        self.servo_gains.ramp = None   # the model's own gains until they are attached
         for i, joint in enumerate(robot.joint_names):
             for key, unit in (('kp', 'N m/rad'), ('kd', 'N m s/rad')):
                 name = f'servo.{joint}.{key}'
@@ -287,8 +317,9 @@ class SimNode(Node):
                 else:
                     gains[key][i] = declare(
                         self, name, Parameter.Type.DOUBLE, float(gains[key][i]),
-                        f'{key} [{unit}] of the position and velocity servos of {joint}',
-                        True, min_value=0.0)
+                        f'{key} [{unit}] of the position and velocity servos of {joint}; '
+                        f'settable at runtime: ramped in over {RAMP_TIME:g} s, refused '
+                        'if negative or unstable at the physics rate', min_value=0.0)
             name = f'command_interfaces.{joint}'
             if not self.has_parameter(name):
                 declare(self, name, Parameter.Type.STRING_ARRAY, [],
@@ -309,6 +340,9 @@ class SimNode(Node):
                 f'servo gains of {robot.joint_names[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) '
                 f'are unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
                 f'inertia {sim.inertia[i]:.3g}')
+        self.servo_gains.attach(robot.joint_names,
+                                GainRamp({'kp': sim.kp.copy(), 'kd': sim.kd.copy()}),
+                                partial(self._check_servo_gains, sim))
         return reader
 
     # --- payload -------------------------------------------------------------------
@@ -333,10 +367,24 @@ class SimNode(Node):
             if s >= 1.0:
                 self._transition = None
 
+    @staticmethod
+    def _check_servo_gains(sim, key, i, gains):
+        """Return why the servo gains ``gains`` of joint ``i`` cannot be set, or None."""
+        if i in unstable_gains(sim.inertia, sim.h, gains['kp'], gains['kd']):
+            return (f'servo gains of {sim.robot.joint_names[i]} kp {gains["kp"][i]:g}, kd '
+                    f'{gains["kd"][i]:g} are unstable at {sim.params.physics_rate:g} Hz on '
+                    f'its smallest effective inertia {sim.inertia[i]:.3g}')
+        return None
+
     # --- physics -------------------------------------------------------------------
     def _tick(self):
         if self._transition is not None:
             self._advance_payload()
+        ramp = self.servo_gains.ramp
+        if ramp is not None and ramp.ramping:
+            with self.lock:
+                if ramp.at(self.sim.t):
+                    self.sim.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -415,7 +463,7 @@ class SimNode(Node):
             return
         with self.lock:
             try:
-                self.sim.set_command(tau)
+                self.sim.set_command(tau, self.commands.covered)
             except CommandOutOfRange as exc:
                 self.command_rejections.add(Rejected('out of range', str(exc)))
             except ValueError as exc:  # the model changed under this command
@@ -489,6 +537,46 @@ class SimNode(Node):
             f'sim time {t:.2f} s, real-time factor {rtf_text} ({target}), mode {mode}, '
             f'effort commands rejected: {self.command_rejections}, joint commands '
             f'rejected: {self.joint_command_rejections}')
+
+    def _robot_name(self):
+        sim = self.sim
+        return getattr(getattr(sim.robot, 'chain', None), 'name', '') if sim else ''
+
+    def _diagnose_simulation(self, report):
+        """
+        /diagnostics ``sim_node: simulation``: model, rates, real-time factor, mode.
+
+        ERROR once the simulation diverged (until ~/reset); WARN while the windowed
+        real-time factor is below 90 % of a set target.
+        """
+        status = self.status()
+        if status is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        t, rtf, mode, _ = status
+        sim = self.sim
+        report.add('joints', sim.n)
+        report.add('integrator', sim.params.integrator)
+        report.add('fd_method', sim.params.fd_method)
+        report.add('physics_rate [Hz]', sim.params.physics_rate)
+        report.add('publish_rate [Hz]', float(self.publish_rate))
+        report.add('real-time factor', rtf)
+        report.add('real-time factor target', float(self.real_time_factor))
+        report.add('simulated time [s]', t)
+        report.add('mode', mode)
+        report.add('effort_mode', sim.params.effort_mode)
+        report.summary(OK, f'{mode}, real-time factor {rtf:.2f}')
+        if mode == 'failed':
+            report.summary(ERROR, f'diverged: {sim.failure}; call ~/reset')
+        elif (self.real_time_factor > 0.0 and mode != 'paused'
+              and rtf < 0.9 * self.real_time_factor):
+            report.summary(WARN, f'real-time factor below its target '
+                                 f'{self.real_time_factor:g}')
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``sim_node: inputs``: the rejection counters (WARN when one rose)."""
+        report.counter('effort commands rejected', self.command_rejections)
+        report.counter('joint commands rejected', self.joint_command_rejections)
 
 
 def main(args=None):

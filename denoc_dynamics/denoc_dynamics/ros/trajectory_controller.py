@@ -100,6 +100,9 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from .diagnostics import Diagnostics
+from .diagnostics import OK
+from .diagnostics import STALE
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejections
@@ -109,8 +112,11 @@ from .node_main import run_node
 from .parameters import declare
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
+from ..gain_ramp import GainRamp
+from ..gain_ramp import RAMP_TIME
 from ..torque_limits import check_efforts
 from ..torque_limits import time_scaling
 from ..trajectory import check_execution
@@ -329,6 +335,7 @@ class TrajectoryController(Node):
             self, 'constraints.goal_time', Parameter.Type.DOUBLE, 0.0,
             'time [s] after the last point to get within the goal tolerances before the '
             'goal aborts; 0: no limit', rd, min_value=0.0)
+        self.gains = RuntimeGains(self, 'gains', ('kp', 'kd'))
         self.start_tolerance = declare(
             self, 'constraints.start_tolerance', Parameter.Type.DOUBLE, START_TOLERANCE,
             'largest jump [rad, m] of the reference at the start of a trajectory (a first '
@@ -370,6 +377,10 @@ class TrajectoryController(Node):
         self.create_service(ScaleToTorqueLimits, '~/scale_to_torque_limits',
                             self._scale_to_torque_limits)
         self.create_timer(0.05, self._watch_state)
+        self.diagnostics = Diagnostics(
+            self, lambda: self.law.robot.chain.name if self.law is not None else '')
+        self.diagnostics.add('controller', self._diagnose_controller)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     def _setup_control_msgs(self):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
@@ -402,17 +413,21 @@ class TrajectoryController(Node):
     # --- model -----------------------------------------------------------------------
     def _per_joint(self, robot, prefix, key, default, unit, min_value):
         values = []
+        dynamic = prefix == 'gains' and key in self.gains.keys
         for joint in robot.joint_names:
             name = f'{prefix}.{joint}.{key}'
             if self.has_parameter(name):
                 values.append(self.get_parameter(name).value)
             else:
-                values.append(declare(self, name, Parameter.Type.DOUBLE, float(default),
-                                      f'{key} [{unit}] of joint {joint}', True,
-                                      min_value=min_value))
+                values.append(declare(
+                    self, name, Parameter.Type.DOUBLE, float(default),
+                    f'{key} [{unit}] of joint {joint}' + (
+                        f'; settable at runtime: ramped in over {RAMP_TIME:g} s, refused '
+                        'if negative' if dynamic else ''), not dynamic, min_value=min_value))
         return np.array(values, dtype=float)
 
     def _set_model(self, robot, source):
+        self.gains.ramp = None   # the model's own gains until they are attached
         gains = {key: self._per_joint(robot, 'gains', key, default, unit, minimum)
                  for key, default, unit, minimum in (
                      ('kp', self.default_kp, '1/s^2', 0.0), ('kd', self.default_kd, '1/s', 0.0),
@@ -433,6 +448,8 @@ class TrajectoryController(Node):
         index = {name: i for i, name in enumerate(robot.joint_names)}
         order = list(self.joints_param) or robot.joint_names
         self.law = law
+        self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
+        law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']
         self.states = JointStateReader(robot.joint_names)
         self._order = np.array([index.get(name, -1) for name in order], dtype=int)
         self._status_msg = TrajectoryControllerState(joint_names=robot.joint_names)
@@ -482,6 +499,25 @@ class TrajectoryController(Node):
         response.message = (f'retimed {k:.4g} times slower' if k > 1.0 else
                             'within the effort limits as it is')
         return response
+
+    def _diagnose_controller(self, report):
+        """/diagnostics ``trajectory_controller: controller``: model and what it does."""
+        if self.law is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        mode = ('no joint state yet' if self.latest_state is None
+                else f'following a trajectory ({self.source})' if self.active
+                else 'holding')
+        report.add('joints', self.law.robot.n)
+        report.add('mode', mode)
+        report.add('goal active', self.goal is not None)
+        report.add('trajectories accepted', self.accepted)
+        report.summary(OK, mode)
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``trajectory_controller: inputs``: rejection counters."""
+        report.counter('trajectories rejected', self.rejections)
+        report.counter('joint states rejected', self.state_rejections)
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -808,6 +844,7 @@ class TrajectoryController(Node):
             if self.pending is not None:
                 self._start_pending()
         reference = self.trajectory.sample(t)
+        self.gains.ramp.at(t)   # gains set at runtime move in over the ramp
         tau = self.law(q, qd, *reference)
         effort = self._effort_msg
         effort.data = [float(tau[i]) if i >= 0 else 0.0 for i in self._order]

@@ -119,8 +119,8 @@ def test_the_servo_gains_are_typed_parameters_per_joint(context):
     try:
         assert node.sim.kp[6] == 0.5 and node.sim.kd[6] == 0.02
         descriptor = node.describe_parameter('servo.joint1.kp')
-        assert descriptor.type == Parameter.Type.DOUBLE.value and descriptor.read_only
-        assert 'joint1' in descriptor.description
+        assert descriptor.type == Parameter.Type.DOUBLE.value and not descriptor.read_only
+        assert 'joint1' in descriptor.description and 'runtime' in descriptor.description
         # the default: critically damped at servo_frequency on the smallest inertia
         kp1 = node.get_parameter('servo.joint1.kp').value
         assert kp1 == pytest.approx(node.sim.inertia[0] * (2 * np.pi * 25.0) ** 2)
