@@ -33,6 +33,7 @@ from .core.gim import composite_inertia_matrix
 from .core.inverse_dynamics import newton_euler
 from .core.kinematics import kinematics
 from .core.model import data_arrays, model_arrays
+from .link_loads import forward_dynamics_loaded, link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 
 #: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
@@ -106,6 +107,7 @@ class Physics:
         self.M_inv = np.zeros((n, n))
         self.scratch = np.zeros((17, n))
         self.report = np.zeros(1)
+        self.loads = Loads(nb)
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
                 divergence_velocity: float):
@@ -118,7 +120,7 @@ class Physics:
         return advance(self.reals, self.ints, self.G, self.offset, self.joint, self.drive,
                        self.mode, servo, self.x, self.history, self.count, h, integrator,
                        steps, divergence_velocity, self.data, self.bodies, self.M_b, self.L,
-                       self.M_inv, self.scratch, self.report)
+                       self.M_inv, self.scratch, self.report, self.loads.arrays())
 
     @property
     def applied_effort(self) -> np.ndarray:
@@ -129,16 +131,17 @@ class Physics:
 @njit
 def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count, h,
             integrator, steps, divergence_velocity, data, bodies, M_b, L, M_inv, scratch,
-            report):
+            report, loads):
     """
     Advance x = [q; qd] by up to ``steps`` steps; return (steps taken, status).
 
     A step whose new state is not finite, or has a joint speed above
     ``divergence_velocity``, is not taken: x keeps the last good state, ``report[0]``
     the failed speed, and the status says :data:`NON_FINITE` or :data:`DIVERGED`.
+    ``loads``: the wrenches on the links and the virtual wall (:mod:`.link_loads`).
     """
     n = x.shape[0] // 2
-    dyn = (reals, ints, G, offset, data, bodies, M_b, L, joint)
+    dyn = (reals, ints, G, offset, data, bodies, M_b, L, joint, loads)
     q, qd = x[:n], x[n:]
     tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
     for step in range(steps):
@@ -276,8 +279,13 @@ def accelerations(dyn, q, qd, tau, qdd):
     (000 eqs. 10-18) and M the composite-body GIM (000 eq. 22), by Cholesky in L.
     """
     reals, ints, G, offset, data, bodies, M_b, L = dyn[:8]
+    loads = dyn[9]
+    loaded = loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0)
     if G.shape[0] == 0:
-        forward_dynamics(reals, ints, q, qd, tau, None, data, qdd)
+        if loaded:                                  # the wrenches on the links, the wall
+            forward_dynamics_loaded(reals, ints, q, qd, tau, loads, data, qdd)
+        else:
+            forward_dynamics(reals, ints, q, qd, tau, None, data, qdd)
         return
     n, nb = q.shape[0], G.shape[0]
     q_b, qd_b, h_b = bodies[0], bodies[1], bodies[2]
@@ -288,7 +296,11 @@ def accelerations(dyn, q, qd, tau, qdd):
             qd_b[a] += G[a, j] * qd[j]                             # qd_b = G qd
     model, body_data = model_arrays(reals, ints), data_arrays(data, nb)
     kinematics(model, body_data, q_b)
-    newton_euler(model, body_data, qd_b, None, None, h_b)          # h = ID(q_b, qd_b, 0)
+    if loaded:
+        link_wrenches(model, body_data, qd_b, loads)
+        newton_euler(model, body_data, qd_b, None, loads[5], h_b)  # h = ID(q_b, qd_b, 0)
+    else:
+        newton_euler(model, body_data, qd_b, None, None, h_b)
     composite_inertia_matrix(model, body_data, M_b)                # 000 eq. 22
     L[:] = 0.0
     for i in range(n):
