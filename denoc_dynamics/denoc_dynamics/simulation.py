@@ -48,8 +48,8 @@ from .core.robot import FD_METHODS, load_urdf_xml, Robot
 from .core.warm_up import WARM_UP_TREE
 from .physics import Physics
 from .reference_physics import ReferencePhysics
-from .sim_loads import SimulatedSensors, SimulationLoads
 from .runner import RealTimeFactorMeter, SimulationRunner, Snapshot  # noqa: F401
+from .sim_loads import SimulatedSensors, SimulationLoads
 from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION

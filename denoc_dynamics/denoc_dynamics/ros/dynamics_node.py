@@ -24,6 +24,10 @@ Publishes
   names, the values in the ``effort`` field; position/velocity left empty): if the
   ``publish_gravity_torques`` / ``publish_bias_forces`` parameters are true.
 
+  ``~/external_torques``, ``~/external_wrench``, ``~/contact``: the momentum observer's
+  estimate of what the world does to the robot, if ``estimate_external_torques`` is
+  true (:mod:`.external_torques`).
+
 Services
   ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
@@ -50,6 +54,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from .external_torques import ExternalTorques
 from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
@@ -130,6 +135,7 @@ class DynamicsNode(Node):
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if self.publish_bias else None)
 
+        self.external = ExternalTorques(self)   # the momentum observer, if enabled
         self.model = RobotModelSource(self, self._set_model)
 
         self.state_sub = self.create_subscription(
@@ -152,6 +158,7 @@ class DynamicsNode(Node):
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
+        self.external.set_model(robot)
         self.robot = robot
         self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
@@ -208,6 +215,10 @@ class DynamicsNode(Node):
             self.gravity_pub.publish(self._efforts(stamp, gravity))
         if bias is not None:
             self.bias_pub.publish(self._efforts(stamp, bias))
+        try:
+            self.external.update(msg, q, qd)
+        except (Rejected, ValueError) as exc:
+            self.state_rejections.add(_rejected(exc))
 
     def _efforts(self, stamp, values):
         msg = JointState(name=self.robot.joint_names, effort=values.tolist())

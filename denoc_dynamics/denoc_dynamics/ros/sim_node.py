@@ -39,8 +39,12 @@ Subscribes
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
-  effort (the torque the drives applied: the clamped command, cut at the velocity
-  limits, zero in hold mode).  Always finite: a non-finite state stops the simulation.
+  effort: what a joint torque sensor on the link side reads (Franka's tau_J), the
+  drives' torque (the clamped command, cut at the velocity limits) plus the joint's
+  friction, damping and limit stop, zero in hold mode; so that the links move by
+  I qdd + C qd + g = effort + tau_ext, and an observer of external torques
+  (dynamics_node) sees the pushes, not the friction.  Always finite: a non-finite
+  state stops the simulation.
   Stamped with the simulated time when ``publish_clock`` is true, else with the node's
   clock.
   ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
@@ -53,6 +57,8 @@ Services
   (time and state frozen), false resumes.  Where the ``simulation_interfaces``
   package is installed, also the ROS 2 standard simulator services and action
   (:mod:`.simulation_services`).
+
+Wrenches on links, a virtual wall and simulated F/T sensors: :mod:`.sim_contact`.
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
@@ -85,6 +91,7 @@ from .node_main import run_node
 from .parameters import declare
 from .parameters import value as parameter_value
 from .robot_model import RobotModelSource
+from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
 from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
@@ -207,6 +214,7 @@ class SimNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if self.publish_clock else None)
         self._clock_msg = Clock()
+        self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -229,6 +237,7 @@ class SimNode(Node):
                          start_mode=self.start_mode)
         commands = EffortCommandReader(robot.joint_names, self.joints_param)
         joint_commands = self._joint_command_setup(robot, sim)
+        self.contact.set_model(sim)
         for warning in sim.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
         self.get_logger().info(f'simulation: {sim.describe()}')
@@ -348,6 +357,7 @@ class SimNode(Node):
         self.js_pub.publish(msg)
         if self.robot_js_pub is not None:
             self.robot_js_pub.publish(msg)
+        self.contact.publish(snapshot, msg.header.stamp)
         for listener in self.listeners:
             listener(snapshot)
 
