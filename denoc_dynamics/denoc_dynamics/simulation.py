@@ -49,11 +49,11 @@ from .core.warm_up import WARM_UP_TREE
 from .physics import Physics
 from .reference_physics import ReferencePhysics
 from .runner import RealTimeFactorMeter, SimulationRunner, Snapshot  # noqa: F401
-from .sim_loads import SimulatedSensors, SimulationLoads
 from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION
 from .servo import VELOCITY
+from .sim_loads import SimulatedSensors, SimulationLoads
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
 #: forward dynamics methods): the one list of each, which the nodes, the launch files
