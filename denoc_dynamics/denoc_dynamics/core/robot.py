@@ -269,11 +269,10 @@ class Robot:
             raise ValueError(f'kinematics takes one configuration (n,), got {q.shape}')
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
-        R, r, e, p, M, d, O = data[:7]
-        R = np.einsum('kij,klj->kil', R, self.model.A)      # the URDF link frames, R_i A_i^T
-        m = self.chain.mass
-        return Kinematics(R, e, O, r, d, O + d, p, M, mass_centre_inertias(M, d, m), m,
-                          self.chain.prismatic.astype(bool))
+        R = np.einsum('kij,klj->kil', data.R, self.model.A)  # the URDF link frames, R_i A_i^T
+        m, O, d, M = self.chain.mass, data.O, data.d, data.M
+        return Kinematics(R, data.e, O, data.r, d, O + d, data.p, M,
+                          mass_centre_inertias(M, d, m), m, self.chain.prismatic.astype(bool))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -405,7 +404,7 @@ class Robot:
             raise ValueError(f'articulated_inertias takes one configuration (n,), got {q.shape}')
         if self._G is not None:
             return self.udu(q)[1]
-        return _finite(self._articulated_bodies(q)[0][13])
+        return _finite(self._articulated_bodies(q)[0].m_hat)
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
         """
@@ -499,7 +498,7 @@ class Robot:
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, q)
-        p, M = data[3], data[4]
+        p, M = data.p, data.M
         sigma = np.einsum('ki,kij,kj->k', np.abs(p), np.abs(M), np.abs(p))  # M, not yet M^
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
@@ -522,7 +521,7 @@ class Robot:
         """
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             data, sigma = self._articulated_bodies(np.zeros(self._nb))
-            r, p, psi, m_hat = data[1], data[3], data[12], data[13]
+            r, p, psi, m_hat = data.r, data.p, data.psi, data.m_hat
             p_abs = np.abs(p)
             parent = self.model.ints[0]
             c = np.flatnonzero(parent >= 0)
