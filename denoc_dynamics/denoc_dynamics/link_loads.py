@@ -74,8 +74,8 @@ class Loads:
 def link_wrenches(model, data, qd, loads):
     """Set loads' f_ext (and wall forces) at the kinematics in ``data`` (module doc)."""
     wrench_ints, wrench_reals, planes, contact_body, contact_point, f_ext, wall_force = loads
-    lam, prismatic = model[0], model[1]
-    R, e, O, d = data[0], data[2], data[6], data[5]
+    lam, prismatic = model.lam, model.prismatic
+    R, e, O, d = data.R, data.e, data.O, data.d
     f_ext[:] = 0.0
     for j in range(wrench_ints.shape[0]):
         k, b = wrench_ints[j, 0], wrench_ints[j, 1]
@@ -147,7 +147,7 @@ def _add_wrench(w, X, O, d, f, n):
 def forward_dynamics_loaded(reals, ints, q, qd, tau, loads, workspace, qdd):
     """Write qdd = FD(q, qd, tau) with the loads' wrenches (002 eqs. 14-19, module doc)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    phi = data[17]
+    phi = data.phi
     kinematics(model, data, q)
     link_wrenches(model, data, qd, loads)
     newton_euler(model, data, qd, None, loads[5], phi)
