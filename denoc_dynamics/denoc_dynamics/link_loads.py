@@ -17,18 +17,15 @@ module turns the loads of the simulation into those wrenches at each stage's sta
   v_i the point's velocity, v_i = sum over the joints m from body k to the base of
   qd_m (e_m x (X_i - O_m)) (revolute) or qd_m e_m (prismatic).
 
-:func:`forward_dynamics_loaded` is the core's O(n) forward dynamics with these wrenches
-evaluated between the kinematics and the Newton-Euler pass, at the same kinematics.
+:func:`link_wrenches` writes them at the kinematics of a stage; the physics passes them
+to the core's forward dynamics (:func:`.physics.accelerations`).
 """
 
 import numpy as np
 
-from .core.forward_dynamics import solve
-from .core.inverse_dynamics import newton_euler
 from .core.kinematics import kinematics
 from .core.model import data_arrays, model_arrays
 from .core.spatial import njit, njit_inline
-from .core.udu import articulated_bodies
 
 #: Columns of the applied wrenches' reals: the point x (body coordinates), the force and
 #: the torque (base components, or the reference body's coordinates).
@@ -141,20 +138,6 @@ def _add_wrench(w, X, O, d, f, n):
     w[3] += f[0]
     w[4] += f[1]
     w[5] += f[2]
-
-
-@njit
-def forward_dynamics_loaded(reals, ints, q, qd, tau, loads, workspace, qdd):
-    """Write qdd = FD(q, qd, tau) with the loads' wrenches (002 eqs. 14-19, module doc)."""
-    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    phi = data.phi
-    kinematics(model, data, q)
-    link_wrenches(model, data, qd, loads)
-    newton_euler(model, data, qd, None, loads[5], phi)
-    for k in range(q.shape[0]):
-        phi[k] = tau[k] - phi[k]
-    articulated_bodies(model, data)
-    solve(model, data, phi, qdd)
 
 
 @njit

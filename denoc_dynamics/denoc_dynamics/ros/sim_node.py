@@ -255,12 +255,9 @@ class SimNode(Node):
             self.commands = commands
             self.joint_commands = joint_commands
             # joint_states carries the mimic joints too, after the coordinates, as
-            # joint_state_publisher does: q_m = a q_leader + b, qd_m = a qd_leader
+            # joint_state_publisher does (Robot.body_positions and body_rates)
             mimic = robot.mimic_joints
-            self._mimic = (np.array([robot.joint_names.index(leader)
-                                     for leader, _, _ in mimic.values()], dtype=int),
-                           np.array([a for _, a, _ in mimic.values()]),
-                           np.array([b for _, _, b in mimic.values()]))
+            self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
             self._js_msg = JointState(name=robot.joint_names + list(mimic))
             if self.runner is None:
                 self.runner = SimulationRunner(
@@ -355,11 +352,13 @@ class SimNode(Node):
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
-        leader, a, b = self._mimic
-        if len(leader):
-            msg.position = np.concatenate((snapshot.q, a * snapshot.q[leader] + b)).tolist()
-            msg.velocity = np.concatenate((snapshot.qd, a * snapshot.qd[leader])).tolist()
-            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(leader)))).tolist()
+        mimics, robot = self._mimic, self.sim.robot
+        if len(mimics):
+            msg.position = np.concatenate(
+                (snapshot.q, robot.body_positions(snapshot.q)[mimics])).tolist()
+            msg.velocity = np.concatenate(
+                (snapshot.qd, robot.body_rates(snapshot.qd)[mimics])).tolist()
+            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(mimics)))).tolist()
         else:
             msg.position = snapshot.q.tolist()
             msg.velocity = snapshot.qd.tolist()
