@@ -34,10 +34,12 @@ import numpy as np
 
 from .core.call import FORWARD_DYNAMICS_CHOLESKY
 from .core.forward_dynamics import cholesky_solve
+from .core.kinematics import kinematics
 from .core.mimic import accelerations as mimic_accelerations
-from .core.mimic import constrained_cholesky
+from .core.mimic import constrained_cholesky, to_bodies
 from .core.mimic import unit_response as mimic_unit_response
 from .core.model import data_arrays, mimic_arrays, model_arrays
+from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 
 #: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
@@ -79,10 +81,11 @@ DRIVE_PASSES = 3
 #: :data:`EFFORT_CMD`; ``mode``), the state ``x`` = [q; qd], the AB4 ``history`` and
 #: its ``count``, the core's workspace ``data``, the bodies' GIM ``M_b`` and the
 #: Cholesky factor ``L`` of the reference (``cholesky`` True), M^-1 (``M_inv``), the
-#: rows of :data:`TAU` .. (``scratch``) and the ``report``.
+#: rows of :data:`TAU` .. (``scratch``), the ``report``, and the wrenches on the links
+#: and the virtual wall (``loads``, :mod:`.link_loads`).
 Buffers = namedtuple('Buffers', ['reals', 'ints', 'cholesky', 'joint', 'drive', 'mode', 'x',
                                  'history', 'count', 'data', 'M_b', 'L', 'M_inv', 'scratch',
-                                 'report'])
+                                 'report', 'loads'])
 
 
 class Physics:
@@ -118,9 +121,11 @@ class Physics:
         self.M_inv = np.zeros((n, n))
         self.scratch = np.zeros((17, n))
         self.report = np.zeros(1)
+        self.loads = Loads(nb)
         self.buffers = Buffers(self.reals, self.ints, self.cholesky, self.joint, self.drive,
                                self.mode, self.x, self.history, self.count, self.data,
-                               self.M_b, self.L, self.M_inv, self.scratch, self.report)
+                               self.M_b, self.L, self.M_inv, self.scratch, self.report,
+                               self.loads.arrays())
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
                 divergence_velocity: float):
@@ -130,6 +135,10 @@ class Physics:
 
     def _run(self, steps, servo, h, integrator, divergence_velocity):
         """Call the compiled :func:`advance`; return (steps taken, status)."""
+        if self.buffers.loads[0] is not self.loads.wrench_ints or (
+                self.buffers.loads[2] is not self.loads.planes
+                or self.buffers.loads[3] is not self.loads.contact_body):
+            self.buffers = self.buffers._replace(loads=self.loads.arrays())  # changed
         return advance(self.buffers, servo, h, integrator, steps, divergence_velocity)
 
     @property
@@ -290,7 +299,18 @@ def accelerations(dyn, q, qd, tau, qdd):
     nb = dyn.ints.shape[1]
     model, data = model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, nb)
     mimic = mimic_arrays(dyn.data, nb, nb - q.shape[0])
-    if dyn.cholesky:
+    loads = dyn.loads
+    if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
+        # the wrenches on the links and the wall, at the bodies' state (:mod:`.link_loads`)
+        to_bodies(model, q, mimic.q_b, True)
+        to_bodies(model, qd, mimic.qd_b, False)
+        kinematics(model, data, mimic.q_b)
+        link_wrenches(model, data, mimic.qd_b, loads)
+        if dyn.cholesky:
+            constrained_cholesky(model, data, mimic, q, qd, tau, loads[5], dyn.M_b, dyn.L, qdd)
+        else:
+            mimic_accelerations(model, data, mimic, q, qd, tau, loads[5], qdd)
+    elif dyn.cholesky:
         constrained_cholesky(model, data, mimic, q, qd, tau, None, dyn.M_b, dyn.L, qdd)
     else:
         mimic_accelerations(model, data, mimic, q, qd, tau, None, qdd)

@@ -54,6 +54,7 @@ from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION
 from .servo import VELOCITY
+from .sim_loads import SimulatedSensors, SimulationLoads
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
 #: forward dynamics methods): the one list of each, which the nodes, the launch files
@@ -288,6 +289,10 @@ class Simulation:
 
         self._x = self._physics.x
         self._zero = np.zeros(n)
+        #: The wrenches on the links and the virtual wall (:mod:`.sim_loads`); None for
+        #: a stand-in robot stepped by the reference physics.
+        self.loads = (SimulationLoads(robot, self._physics.loads, params.command_timeout)
+                      if isinstance(robot, Robot) else None)
         self._held = HeldCommand(n, params.command_timeout)
         # The drives (:mod:`.servo`): per joint a mode and its references, used once a
         # joint command arrives (effort commands alone take the plain effort path).
@@ -359,6 +364,8 @@ class Simulation:
         self.applied_effort = self._zero
         self.stopped = False
         self._clear_joint_command()
+        if self.loads is not None:
+            self.loads.clear()             # the wall stays
 
     def _clear_joint_command(self):
         self._effort_joints = None     # the joints effort commands cover, if not all
@@ -619,6 +626,21 @@ class Simulation:
         physics.passive_torques(self._physics.joint, q, qd, out)
         return out
 
+    @property
+    def joint_torque(self) -> np.ndarray:
+        """
+        Return what joint torque sensors read now: tau_J (zero in hold mode).
+
+        The drives' torque of the last step past the joints' friction and damping (and
+        limit stops), tau_J = applied_effort + passive(q, qd) at the current state, as
+        Franka's arms measure it on the link side: the torque that moves the links, so
+        that I qdd + C qd + g = tau_J + tau_ext holds with the external torques only.
+        """
+        if self.mode == 'hold':
+            return self._zero.copy()
+        n = self.n
+        return self.applied_effort + self.passive_torques(self._x[:n], self._x[n:])
+
     def acceleration(self, q, qd, tau) -> np.ndarray:
         """Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator."""
         return self.robot.forward_dynamics(q, qd, tau + self.passive_torques(q, qd),
@@ -649,6 +671,10 @@ class Simulation:
                 return steps
             servo = self.joint_commanded
             stretch = self._servo_events() if servo else self._effort_events()
+            if self.loads is not None:     # up to the next end of a wrench
+                end = self.loads.expire(self.t)
+                if end < math.inf:
+                    stretch = min(stretch, math.ceil((end - self.t) / self.h - 1e-9))
             stretch = max(1, int(min(stretch, steps - done)))
             taken, status, speed = self._physics.advance(
                 stretch, servo, self.h, self._integrator, self.params.divergence_velocity)
@@ -725,13 +751,20 @@ def compile_simulation() -> float:
     reached; ``make build`` and ``denoc-dynamics compile`` call it.
     """
     start = time.perf_counter()
-    for tip in (None, 'b'):
+    for tip in (None, 'tool'):
         robot = load_urdf_xml(WARM_UP_TREE, tip_link=tip, side_branches='drop')
         for integrator in INTEGRATORS:
             sim = Simulation(robot, PhysicsParameters(integrator=integrator),
                              start_mode='running')
             sim.set_command(sim.effort_limit)
             sim.advance(5)
+            sim.loads.apply('tool', (1.0, 0.0, 0.0), (0.0, 0.0, 0.1), 'a', (0.0, 0.1, 0.0))
+            sim.loads.set_walls([((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), 1e3, 1.0)])
+            sim.loads.set_contact_points([('b', (0.0, 0.0, 0.0))])
+            sim.advance(5)
+            SimulatedSensors(sim, ['tool_joint']).read(sim.q, sim.qd, sim.applied_effort)
+            sim.loads.set_walls([])
+            sim.loads.clear()
             sim.set_joint_command([0], [VELOCITY], [0.0], [0.0], [1.0])
             sim.advance(5)
             sim.passive_torques(sim.q, sim.qd)

@@ -27,6 +27,10 @@ Publishes
   names, the values in the ``effort`` field; position/velocity left empty): if the
   ``publish_gravity_torques`` / ``publish_bias_forces`` parameters are true.
 
+  ``~/external_torques``, ``~/external_wrench``, ``~/contact``: the momentum observer's
+  estimate of what the world does to the robot, if ``estimate_external_torques`` is
+  true (:mod:`.external_torques`).
+
 Services
   ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
@@ -59,6 +63,7 @@ from std_msgs.msg import Float64MultiArray
 from .diagnostics import Diagnostics
 from .diagnostics import OK
 from .diagnostics import STALE
+from .external_torques import ExternalTorques
 from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
@@ -144,6 +149,7 @@ class DynamicsNode(Node):
 
         self._unloaded = None     # the model without payload
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
+        self.external = ExternalTorques(self)   # the momentum observer, if enabled
         self.model = RobotModelSource(self, self._set_model)
 
         # the EventsExecutor this node runs on gives no message info (publisher GID):
@@ -179,6 +185,7 @@ class DynamicsNode(Node):
                 'effort commands are dropped')
         self._unloaded = robot
         self.robot = self.payload.start_up(robot).attach(robot)
+        self.external.set_model(self.robot)
         self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
         self.latest_state = None
@@ -186,8 +193,9 @@ class DynamicsNode(Node):
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
 
     def _set_payload(self, payload, transition_time):
-        """~/set_payload: the model with the new payload, at once."""
+        """~/set_payload: the model with the new payload, at once (the observer's too)."""
         self.robot = payload.attach(self._unloaded)
+        self.external.set_model(self.robot)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -249,6 +257,10 @@ class DynamicsNode(Node):
             self.gravity_pub.publish(self._efforts(stamp, gravity))
         if bias is not None:
             self.bias_pub.publish(self._efforts(stamp, bias))
+        try:
+            self.external.update(msg, q, qd)
+        except (Rejected, ValueError) as exc:
+            self.state_rejections.add(_rejected(exc))
 
     def _efforts(self, stamp, values):
         msg = JointState(name=self.robot.joint_names, effort=values.tolist())

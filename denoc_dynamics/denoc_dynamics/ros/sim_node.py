@@ -48,10 +48,15 @@ Subscribes
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
-  effort (the torque the drives applied: the clamped command, plus g(q) when
-  gravity-compensated, cut at the velocity limits, zero in hold mode).  Always
-  finite: a non-finite state stops the simulation.  Stamped with the simulated time
-  when ``publish_clock`` is true, else with the node's clock.
+  effort: what a joint torque sensor on the link side reads (Franka's tau_J), the
+  drives' torque (the clamped command, plus g(q) when gravity-compensated, cut at
+  the velocity limits) plus the joint's
+  friction, damping and limit stop, zero in hold mode; so that the links move by
+  I qdd + C qd + g = effort + tau_ext, and an observer of external torques
+  (dynamics_node) sees the pushes, not the friction.  Always finite: a non-finite
+  state stops the simulation.
+  Stamped with the simulated time when ``publish_clock`` is true, else with the node's
+  clock.
   ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
   ``joint_states_topic`` parameter, empty: none): the same, for JointStateTopicSystem.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
@@ -66,6 +71,8 @@ Services
   the simulated arm's payload changes linearly in mass and inertia over the request's
   transition time (simulated seconds), as UR's set_payload does
   (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
+
+Wrenches on links, a virtual wall and simulated F/T sensors: :mod:`.sim_contact`.
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
@@ -109,6 +116,7 @@ from .parameters import value as parameter_value
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .runtime_gains import RuntimeGains
+from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
 from ..gain_ramp import GainRamp
 from ..gain_ramp import RAMP_TIME
@@ -251,6 +259,7 @@ class SimNode(Node):
         self._unloaded = None     # the model without payload
         self._transition = None   # (from, to, start [s of simulated time], duration)
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
+        self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -281,6 +290,7 @@ class SimNode(Node):
                          start_mode=self.start_mode)
         commands = EffortCommandReader(robot.joint_names, self.joints_param)
         joint_commands = self._joint_command_setup(robot, sim)
+        self.contact.set_model(sim)
         for warning in sim.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
         self.get_logger().info(f'simulation: {sim.describe()}')
@@ -443,6 +453,7 @@ class SimNode(Node):
         self.js_pub.publish(msg)
         if self.robot_js_pub is not None:
             self.robot_js_pub.publish(msg)
+        self.contact.publish(snapshot, msg.header.stamp)
         for listener in self.listeners:
             listener(snapshot)
         for listener in self.state_listeners:
