@@ -16,6 +16,9 @@ module                 algorithm
 ``forward_dynamics``   O(n) three-sweep forward dynamics (002 eqs. 14-19); Cholesky
 ``composite_body``     H and b about one fixed point (paper 003)
 ``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
+``frames``             every URDF link's frame (merged fixed links too), its placement
+``frame_jacobian``     frame Jacobian, velocity, J-dot q-dot (000 eqs. 10, 14)
+``task_space_inertia`` Lambda = (J I^-1 J^T)^-1 from I = U D U^T in O(n k); J-bar
 =====================  =============================================================
 """
 

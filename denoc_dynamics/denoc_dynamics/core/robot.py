@@ -27,6 +27,7 @@ from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import kinematics
 from .model import data_arrays, Model, model_arrays
+from .task_space import TaskSpace
 from .udu import articulated_bodies, udu
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -108,8 +109,13 @@ class JointProperties(NamedTuple):
     prismatic: np.ndarray
 
 
-class Robot:
-    """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
+class Robot(TaskSpace):
+    """
+    A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms.
+
+    The task-space methods (frames, placements, Jacobians, task-space inertia) come
+    from :class:`.task_space.TaskSpace`.
+    """
 
     def __init__(self, chain: Chain, gravity=(0.0, 0.0, -9.81)):
         """Wrap a :class:`Chain`; check that every joint moves some mass."""
@@ -140,6 +146,7 @@ class Robot:
         self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
         self._check_articulated_inertias()
+        self._init_frames()
 
     # --- description -------------------------------------------------------------
     @property
