@@ -19,6 +19,10 @@ module                 algorithm
 ``frames``             every URDF link's frame (merged fixed links too), its placement
 ``frame_jacobian``     frame Jacobian, velocity, J-dot q-dot (000 eqs. 10, 14)
 ``task_space_inertia`` Lambda = (J I^-1 J^T)^-1 from I = U D U^T in O(n k); J-bar
+``reaction_wrench``    the wrench across each joint, F/T sensors (000 eqs. 17-18)
+``ft_sensor``          F/T sensors at fixed joints inside merged bodies; link placement
+``momentum``           p = I qd, C^T qd and g(q) in two sweeps (000 eqs. 10, 17-19)
+``momentum_observer``  external torques by the momentum observer (De Luca, Mattone 2005)
 =====================  =============================================================
 """
 

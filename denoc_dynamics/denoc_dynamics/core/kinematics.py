@@ -35,15 +35,15 @@ def kinematics(model, data, q):
     """
     Fill R, r, e, p, M, d and O of ``data`` at q (000 eqs. 1-15), over the tree.
 
-    ``model`` and ``data`` are the tuples of :func:`.model.model_arrays` and
+    ``model`` and ``data`` are the named views of :func:`.model.model_arrays` and
     :func:`.model.data_arrays`, as every kernel of the core takes them.
     """
-    prismatic, m, c_body, I_body = model[1], model[4], model[5], model[6]
     n = q.shape[0]
-    R, r, e, p, M, d, O = data[:7]
+    R, r, O = data.R, data.r, data.O
     for i in range(n):
         placement(model, q, i, R, r, O)
-        _body_terms(R[i], prismatic[i], m[i], c_body[i], I_body[i], e[i], p[i], M[i], d[i])
+        _body_terms(R[i], model.prismatic[i], model.m[i], model.c[i], model.I_O[i], data.e[i],
+                    data.p[i], data.M[i], data.d[i])
 
 
 @njit_inline
@@ -54,7 +54,7 @@ def placement(model, q, i, R, r, O):
     R_i = R_lambda(i) R_tree,i J_i(q_i), O_i = O_lambda(i) + R_lambda(i) o_tree,i (plus
     q_i along z for a prismatic joint): the forward step of every sweep over the tree.
     """
-    lam, prismatic, R_tree, o_tree = model[0], model[1], model[2], model[3]
+    lam, prismatic, R_tree, o_tree = model.lam, model.prismatic, model.R_tree, model.o_tree
     T = R_tree[i]
     if prismatic[i]:                               # a slide along z: J_i = 1
         c, s = 1.0, 0.0

@@ -123,6 +123,7 @@ class Chain:
     frame_pose: Optional[np.ndarray] = None         # (F, 4, 4)
     frame_parent: Optional[np.ndarray] = None       # (F,) int64: the URDF parent link's
     frame_joint: Optional[List[str]] = None         # frame (-1: none) and joint ('')
+    description: Optional[Description] = None       # the parsed URDF it was read from
 
     def __post_init__(self):
         """Fill in the serial chain and 'no mimic joints' for the fields not given."""
@@ -251,7 +252,7 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         frame_names=list(body_of),
         frame_body=np.array([body_of[name] - 1 for name in body_of], dtype=np.int64),
         frame_pose=np.array([pose[name] for name in body_of]),
-        **_frame_tree(tree, list(body_of), base_link))
+        description=robot, **_frame_tree(tree, list(body_of), base_link))
 
 
 def _frame_tree(tree, names: List[str], base_link: str):
