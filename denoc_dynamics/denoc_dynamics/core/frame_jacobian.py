@@ -102,7 +102,7 @@ def _columns(reals, ints, frame_ints, frame_reals, q, qd, velocity, workspace, o
     """
     T = np.empty((4, 4))
     model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
-    R, O, prismatic, support = data[0], data[6], model[1], frame.support
+    R, O, prismatic, support = data.R, data.O, model.prismatic, frame.support
     point = _point(T, frame.reference)
     out[:] = 0.0
     for j in range(support.shape[0]):
@@ -129,7 +129,7 @@ def frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspa
     """
     T = np.empty((4, 4))
     model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
-    R, r, O, prismatic, support = data[0], data[1], data[6], model[1], frame.support
+    R, r, O, prismatic, support = data.R, data.r, data.O, model.prismatic, frame.support
     w, alpha, a = np.zeros(3), np.zeros(3), np.zeros(3)     # w_i, alpha_i, a_i (at O_i)
     for j in range(support.shape[0]):
         k = support[j]

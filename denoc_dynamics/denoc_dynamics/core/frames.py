@@ -89,9 +89,9 @@ def support_placements(model, frame, q, data):
     Fill R_i, r_i and O_i of ``data`` for the bodies of the frame's support at q.
 
     Each body's position q_i = a_i q[column_i] + b_i goes to the workspace's phi slot
-    (data[17]), which :func:`.kinematics.placement` reads.
+    (data.phi), which :func:`.kinematics.placement` reads.
     """
-    R, r, O, q_body = data[0], data[1], data[6], data[17]
+    R, r, O, q_body = data.R, data.r, data.O, data.phi
     support = frame.support
     for j in range(support.shape[0]):
         i = support[j]
@@ -132,7 +132,7 @@ def place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T):
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     frame = frame_arrays(frame_ints, frame_reals, n)
     support_placements(model, frame, q, data)
-    frame_pose(frame, data[0], data[6], T)
+    frame_pose(frame, data.R, data.O, T)
     return model, data, frame
 
 

@@ -90,7 +90,7 @@ def _sweeps(reals, ints, frame_ints, frame_reals, q, workspace):
     n = ints.shape[1]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     frame = frame_arrays(frame_ints, frame_reals, n)
-    q_body = data[17]
+    q_body = data.phi
     for i in range(n):
         q_body[i] = frame.a[i] * q[frame.column[i]] + frame.b[i]
     kinematics(model, data, q_body)
@@ -186,8 +186,8 @@ def _lambda_inverse(model, data, frame, rows, damping, A, Y, P, S):
     With mimic joints (c = Y.shape[1] > 0) also Y = U^-1 C^T, S = Y^T D^-1 Y (its
     Cholesky factor) and P = X^T D^-1 Y.
     """
-    lam, prismatic = model[0], model[1]
-    R, r, p, O, psi, m_hat, X = data[0], data[1], data[3], data[6], data[12], data[13], data[18]
+    lam, prismatic = model.lam, model.prismatic
+    R, r, p, O, psi, m_hat, X = data.R, data.r, data.p, data.O, data.psi, data.m_hat, data.y
     n, k, c, support = lam.shape[0], rows.shape[0], Y.shape[1], frame.support
     b = support[support.shape[0] - 1]
     o = _frame_origin(frame, R, O)
@@ -280,8 +280,8 @@ def dynamically_consistent_inverse(reals, ints, frame_ints, frame_reals, rows, q
     """
     model, data, frame = _sweeps(reals, ints, frame_ints, frame_reals, q, workspace)
     n = ints.shape[1]
-    lam, prismatic = model[0], model[1]
-    R, r, p, O = data[0], data[1], data[3], data[6]
+    lam, prismatic = model.lam, model.prismatic
+    R, r, p, O = data.R, data.r, data.p, data.O
     k, c = rows.shape[0], n - q.shape[0]
     A, Lambda = np.empty((k, k)), np.empty((k, k))
     Y, P, S = np.empty((n, c)), np.empty((k, c)), np.empty((c, c))

@@ -28,10 +28,11 @@ import warnings
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import hand_robot
+from helpers import pin
 import numpy as np
 import pytest
-from test_pinocchio_trees import LOADED
-from test_urdf import hand_robot
+from test_pinocchio import get_tree, LOADED
 
 #: Lambda may lose this many ulps times cond(J M^-1 J^T) cond(M) (both sides invert).
 COND_EPS = 10.0
@@ -131,10 +132,11 @@ def test_bad_input_is_refused(arm):
         arm.dynamically_consistent_inverse(np.full(arm.n, np.nan), 'flange')
 
 
-@pytest.mark.parametrize('pair', LOADED, indirect=True)
-def test_lambda_matches_pinocchio(pair):
+@pytest.mark.usefixtures('oracles')
+@pytest.mark.parametrize('name', LOADED)
+def test_lambda_matches_pinocchio(name):
     """Lambda = (J M^-1 J^T)^-1 of Pinocchio's J and M (G^T M G, J G), 6 and 3 rows."""
-    import pinocchio as pin
+    pair = get_tree(name)
     robot, full, G, b = pair.robot, pair.full, pair.G, pair.b
     model, data = full.model, full.data
     compared = 0

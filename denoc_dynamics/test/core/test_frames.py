@@ -27,10 +27,11 @@ import xml.etree.ElementTree as ET
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import hand_robot
+from helpers import pin
 import numpy as np
 import pytest
-from test_pinocchio_trees import LOADED, Pair
-from test_urdf import hand_robot
+from test_pinocchio import get_tree, LOADED
 
 TOL = 1e-12
 
@@ -152,10 +153,11 @@ def test_bad_frames_and_states_are_refused():
         robot.frame_placement(np.zeros(robot.n + 1), 'flange')
 
 
-@pytest.mark.parametrize('pair', LOADED, indirect=True)
-def test_placements_match_pinocchio(pair):
+@pytest.mark.usefixtures('oracles')
+@pytest.mark.parametrize('name', LOADED)
+def test_placements_match_pinocchio(name):
     """Every link frame of every robot: oMf of Pinocchio's BODY frame of the same name."""
-    import pinocchio as pin
+    pair = get_tree(name)
     robot, full = pair.robot, pair.full
     model, data = full.model, full.data
     with warnings.catch_warnings():
@@ -172,11 +174,11 @@ def test_placements_match_pinocchio(pair):
                                        atol=TOL * scale, err_msg=f'{pair.name}: {frame}')
 
 
+@pytest.mark.usefixtures('oracles')
 def test_every_pinocchio_link_is_a_frame():
     """No link is missed: on the TALOS and PR2 trees, all of Pinocchio's BODY frames."""
-    import pinocchio as pin
     for name in ('pr2_description/urdf/pr2.urdf', 'talos_data/robots/talos_full_v2.urdf'):
-        pair = Pair(name)
+        pair = get_tree(name)
         model = pair.full.model
         bodies = {model.frames[i].name for i in range(model.nframes)
                   if model.frames[i].type == pin.BODY}
