@@ -229,7 +229,8 @@ class TaskSpace:
         if np.any(status):
             bad = np.flatnonzero(np.ravel(status))[0]
             row = int(rows[int(np.ravel(status)[bad]) - 1])
-            where = f' (state {np.unravel_index(bad, np.shape(status))} of the batch)' \
+            index = tuple(int(i) for i in np.unravel_index(bad, np.shape(status)))
+            where = f' (state {index} of the batch)' \
                 if np.ndim(status) else ''
             raise ValueError(
                 f'frame {frame!r}: J I^-1 J^T is singular at this configuration{where}: '

@@ -218,6 +218,7 @@ class SimNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if self.publish_clock else None)
         self._clock_msg = Clock()
+        self.tf = make_tf_broadcaster(self, frame_prefix) if publish_tf else None
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -232,7 +233,6 @@ class SimNode(Node):
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
-        self.tf = make_tf_broadcaster(self, frame_prefix) if publish_tf else None
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):

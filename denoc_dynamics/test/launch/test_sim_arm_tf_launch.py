@@ -118,13 +118,6 @@ class TestSimArmTf(unittest.TestCase):
                 np.testing.assert_allclose(T, robot.frame_placement(q, name), rtol=0,
                                            atol=1e-12, err_msg=f'{urdf}: {child}')
 
-    def test_publish_tf_parameter_and_prefix(self):
-        for namespace in ARMS:
-            node = f'/{namespace}/sim_node' if namespace else '/sim_node'
-            values = self.client.parameters(node, ['publish_tf', 'frame_prefix'])
-            self.assertEqual(values, {'publish_tf': True,
-                                      'frame_prefix': f'{namespace}/' if namespace else ''})
-
 
 @launch_testing.post_shutdown_test()
 class TestShutdown(unittest.TestCase):

@@ -86,9 +86,9 @@ def test_get_task_space_equals_the_api(client, robot):
     check_equals_api(response.task_space, robot, Q, QD, FRAME)
     for reference in ('local', 'world'):
         response = client.call(
-            client.service, request(robot, 'link4', reference=reference, rows=[0, 1, 2]))
+            client.service, request(robot, 'link6', reference=reference, rows=[0, 1, 2]))
         assert response.success, response.message
-        check_equals_api(response.task_space, robot, Q, QD, 'link4', reference, (0, 1, 2))
+        check_equals_api(response.task_space, robot, Q, QD, 'link6', reference, (0, 1, 2))
 
 
 def test_the_topic_follows_the_joint_states(client, robot):
