@@ -14,7 +14,7 @@ import numpy as np
 from .batch import BLOCKS_PER_THREAD
 from .frame_jacobian import frame_acceleration_bias, frame_jacobian, frame_velocity
 from .frames import frame_placement
-from .model import DATA_REALS
+from .model import workspace_size
 from .spatial import njit
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 
@@ -43,7 +43,7 @@ def evaluate(algorithm, reals, ints, frame_ints, frame_reals, rows, damping, Q, 
 def _block(algorithm, reals, ints, frame_ints, frame_reals, rows, damping, Q, QD, OUT,
            STATUS, start, stop):
     """States start..stop-1 of :func:`evaluate`, one after the other on one workspace."""
-    data = np.empty(DATA_REALS * ints.shape[1])
+    data = np.empty(workspace_size(ints.shape[1], Q.shape[1]))
     model = (reals, ints, frame_ints, frame_reals)
     for s in range(start, stop):
         if algorithm == FRAME_PLACEMENT:

@@ -31,6 +31,14 @@ def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
     newton_euler(model, data, qd, qdd, f_ext, tau)
 
 
+@njit
+def bias_forces(reals, ints, q, qd, f_ext, workspace, tau):
+    """Write tau = ID(q, qd, 0): Coriolis, centrifugal, gravity and external efforts."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    kinematics(model, data, q)
+    newton_euler(model, data, qd, None, f_ext, tau)
+
+
 @njit_inline
 def newton_euler(model, data, qd, qdd, f_ext, tau):
     """

@@ -66,11 +66,13 @@ import threading
 import numpy as np
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
+from rclpy.clock import ROSClock as RosTimeClock
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
+from rclpy.time_source import TimeSource
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -211,6 +213,13 @@ class SimNode(Node):
         self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
         self.joint_commands = None
         self.listeners = []  # called with each published Snapshot
+        self.state_listeners = []  # called with each published JointState, after it
+        # The simulated time as a ROS clock, for nodes composed in this process
+        # (denoc_sim_arm's controller): set as /clock is, without the trip through DDS.
+        self.sim_clock = RosTimeClock()
+        self._time_source = TimeSource()
+        self._time_source.attach_clock(self.sim_clock)
+        self._time_source.ros_time_is_active = True
         self._js_msg = None
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
 
@@ -251,12 +260,9 @@ class SimNode(Node):
             self.commands = commands
             self.joint_commands = joint_commands
             # joint_states carries the mimic joints too, after the coordinates, as
-            # joint_state_publisher does: q_m = a q_leader + b, qd_m = a qd_leader
+            # joint_state_publisher does (Robot.body_positions and body_rates)
             mimic = robot.mimic_joints
-            self._mimic = (np.array([robot.joint_names.index(leader)
-                                     for leader, _, _ in mimic.values()], dtype=int),
-                           np.array([a for _, a, _ in mimic.values()]),
-                           np.array([b for _, _, b in mimic.values()]))
+            self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
             self._js_msg = JointState(name=robot.joint_names + list(mimic))
             if self.runner is None:
                 self.runner = SimulationRunner(
@@ -344,17 +350,20 @@ class SimNode(Node):
 
     def _publish(self, snapshot):
         msg = self._js_msg
+        _time_msg(self._clock_msg.clock, snapshot.t)
+        self._time_source.clock_callback(self._clock_msg)
         if self.clock_pub is not None:
             _time_msg(msg.header.stamp, snapshot.t)
-            _time_msg(self._clock_msg.clock, snapshot.t)
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
-        leader, a, b = self._mimic
-        if len(leader):
-            msg.position = np.concatenate((snapshot.q, a * snapshot.q[leader] + b)).tolist()
-            msg.velocity = np.concatenate((snapshot.qd, a * snapshot.qd[leader])).tolist()
-            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(leader)))).tolist()
+        mimics, robot = self._mimic, self.sim.robot
+        if len(mimics):
+            msg.position = np.concatenate(
+                (snapshot.q, robot.body_positions(snapshot.q)[mimics])).tolist()
+            msg.velocity = np.concatenate(
+                (snapshot.qd, robot.body_rates(snapshot.qd)[mimics])).tolist()
+            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(mimics)))).tolist()
         else:
             msg.position = snapshot.q.tolist()
             msg.velocity = snapshot.qd.tolist()
@@ -366,6 +375,8 @@ class SimNode(Node):
             self.robot_js_pub.publish(msg)
         for listener in self.listeners:
             listener(snapshot)
+        for listener in self.state_listeners:
+            listener(msg)
 
     def _on_failure(self, message):
         self.get_logger().error(f'simulation stopped: {message}; call ~/reset')
