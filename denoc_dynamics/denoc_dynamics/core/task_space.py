@@ -56,7 +56,7 @@ class TaskSpace:
         self._sweeps = self._G is None or self._mimic is not None
         self._frame_index = {name: f for f, name in enumerate(self.chain.frame_names)}
         self._frame_buffers = {}          # (frame, reference) -> (frame_ints, frame_reals)
-        self._rows = {None: _ALL_ROWS}    # rows as given -> checked int64 array
+        self._row_sets = {None: _ALL_ROWS}    # rows as given -> checked int64 array
 
     @property
     def frames(self):
@@ -196,7 +196,7 @@ class TaskSpace:
         if buffers[0][2] == 0:
             raise ValueError(f'frame {frame!r} is fixed to the base: its Jacobian is zero and '
                              'it has no task-space inertia')
-        checked = self._rows.get(rows) if isinstance(rows, (tuple, type(None))) else None
+        checked = self._row_sets.get(rows) if isinstance(rows, (tuple, type(None))) else None
         if checked is None:
             try:
                 checked = np.array(rows, dtype=np.int64, ndmin=1)
@@ -208,7 +208,7 @@ class TaskSpace:
                 raise ValueError('rows must be distinct row indices 0-5 of the Jacobian '
                                  '([linear; angular]), e.g. (0, 1, 2) for the position')
             if isinstance(rows, tuple):
-                self._rows[rows] = checked
+                self._row_sets[rows] = checked
         try:
             damping = float(damping)
         except (TypeError, ValueError):
@@ -266,7 +266,7 @@ class TaskSpace:
         singularity, fewer joints than rows, a frame on the base) ValueError names the
         frame; ``damping`` epsilon > 0 gives the damped (J I^-1 J^T + epsilon 1)^-1.
         """
-        checked = self._rows.get(rows) if isinstance(rows, (tuple, type(None))) else None
+        checked = self._row_sets.get(rows) if isinstance(rows, (tuple, type(None))) else None
         if checked is not None and type(damping) is float and 0.0 <= damping < np.inf and \
                 self._sweeps:
             k = checked.shape[0]

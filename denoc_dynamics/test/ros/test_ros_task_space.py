@@ -11,12 +11,13 @@ from ros_helpers import ros_args
 from ros_helpers import RosClient
 from ros_helpers import stamp
 from sensor_msgs.msg import JointState
-# the node's name and a state of the bundled arm, as the other tests of the node
-from test_ros_dynamics_node import NODE, Q, QD
 
 pytestmark = pytest.mark.ros
 
+NODE = '/dynamics_node'
 FRAME = 'flange'
+Q = np.array([0.3, 0.7, -0.4, -1.3, 0.5, 1.1, -0.2])      # a state of the bundled arm
+QD = np.array([0.5, -0.3, 0.8, 0.2, -0.6, 0.4, 1.0])
 
 
 @pytest.fixture(scope='module')
