@@ -13,9 +13,11 @@ Launch arguments:
   urdf          URDF file (default: the bundled denoc_arm7)
   use_sim_time  true: sim_node publishes /clock and the other nodes run on it (default false)
   integrator    rk4 | ab4 | semi_implicit_euler (default rk4)
-  use_rsp       true: also start robot_state_publisher (default false)
+  use_rsp       true: also start robot_state_publisher (default false); sim_node then
+                leaves /tf and /tf_static to it (otherwise it publishes them itself,
+                with the frame prefix '<namespace>/' in a namespace)
   rviz          true: also start rviz2 with config/denoc_arm.rviz (and
-                robot_state_publisher, which its TF needs; default false)
+                robot_state_publisher; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
   payload_link, payload_mass, payload_com, payload_inertia
                 one start-up payload for all three nodes (their payload.* parameters):
@@ -55,6 +57,7 @@ from launch.substitutions import FileContent
 from launch.substitutions import LaunchConfiguration
 from launch.substitutions import OrSubstitution
 from launch.substitutions import PathJoinSubstitution
+from launch.substitutions import PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -96,6 +99,8 @@ def arm_nodes(context):
     params_file = LaunchConfiguration('params_file').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
     integrator = LaunchConfiguration('integrator').perform(context)
+    rsp = any(LaunchConfiguration(name).perform(context).lower() == 'true'
+              for name in ('use_rsp', 'rviz'))
     use_sim_time = LaunchConfiguration('use_sim_time')
     friction = controller_friction_parameters(urdf, params_file, namespace,
                                               integrator=integrator)
@@ -111,6 +116,10 @@ def arm_nodes(context):
                 'integrator': integrator,
                 # the simulation is the clock: it never runs on /clock itself
                 'publish_clock': use_sim_time,
+                # TF from the simulation, unless robot_state_publisher runs
+                'publish_tf': not rsp,
+                # robot_state_publisher's frame_prefix for a namespaced arm
+                'frame_prefix': f'{namespace}/' if namespace else '',
             }, payload_parameters()] + joints),
         Node(
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
@@ -139,6 +148,9 @@ def generate_launch_description():
     urdf = LaunchConfiguration('urdf')
     use_sim_time = LaunchConfiguration('use_sim_time')
     rviz = LaunchConfiguration('rviz')
+    rsp = OrSubstitution(LaunchConfiguration('use_rsp'), rviz)
+    # robot_state_publisher's frame_prefix for a namespaced arm: '<namespace>/'
+    frame_prefix = PythonExpression(["'", namespace, "/' if '", namespace, "' else ''"])
     return LaunchDescription([
         *(DeclareLaunchArgument(name, default_value=default, description=description)
           for name, _, _, default, description in PAYLOAD_ARGUMENTS),
@@ -172,8 +184,9 @@ def generate_launch_description():
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',
-            condition=IfCondition(OrSubstitution(LaunchConfiguration('use_rsp'), rviz)),
+            condition=IfCondition(rsp),
             parameters=[{
+                'frame_prefix': ParameterValue(frame_prefix, value_type=str),
                 # value_type=str: launch_ros must not parse the XML as YAML
                 'robot_description': ParameterValue(FileContent(urdf), value_type=str),
                 'use_sim_time': use_sim_time,

@@ -20,6 +20,9 @@ module                 algorithm
 ``mimic``              q_b = G q + b; FD held to the leaders, O(n); G^T M G reference
 ``composite_body``     H and b about one fixed point (paper 003)
 ``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
+``frames``             every URDF link's frame (merged fixed links too), its placement
+``frame_jacobian``     frame Jacobian, velocity, J-dot q-dot (000 eqs. 10, 14)
+``task_space_inertia`` Lambda = (J I^-1 J^T)^-1 from I = U D U^T in O(n k); J-bar
 ``reaction_wrench``    the wrench across each joint, F/T sensors (000 eqs. 17-18)
 ``ft_sensor``          F/T sensors at fixed joints inside merged bodies; link placement
 ``momentum``           p = I qd, C^T qd and g(q) in two sweeps (000 eqs. 10, 17-19)

@@ -45,6 +45,7 @@ from .model import data_arrays, Model, model_arrays
 from .momentum import momentum_terms
 from .reaction_wrench import reaction_wrenches
 from .regressor import INERTIA_PAIRS, regressor, regressor_batch
+from .task_space import TaskSpace
 from .udu import articulated_bodies
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -167,8 +168,13 @@ class JointProperties(NamedTuple):
     prismatic: np.ndarray
 
 
-class Robot:
-    """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
+class Robot(TaskSpace):
+    """
+    A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms.
+
+    The task-space methods (frames, placements, Jacobians, task-space inertia) come
+    from :class:`.task_space.TaskSpace`.
+    """
 
     def __init__(self, chain: Chain, gravity=(0.0, 0.0, -9.81)):
         """Wrap a :class:`Chain`; check that every joint moves some mass."""
@@ -198,6 +204,7 @@ class Robot:
         self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
         self._check_articulated_inertias()
+        self._init_frames()
 
     # --- description -------------------------------------------------------------
     @property

@@ -17,6 +17,7 @@ import numpy as np
 
 from .momentum_observer import MomentumObserver
 from .robot import load_urdf_xml
+from .task_space import REFERENCES
 
 WARM_UP_TREE = """<robot name="warm_up">
   <link name="base"/>
@@ -66,6 +67,15 @@ def compile_kernels() -> float:
         observer = MomentumObserver(robot, 10.0)
         for dt in (0.0, 1e-3):
             observer.update(q[0], qd[0], x[0], dt)
+        for states in ((), (2,)):                # the frame kernels (task space)
+            q = np.full(states + (robot.n,), 0.1)
+            robot.frame_placement(q, 'b')
+            for reference in REFERENCES:
+                robot.frame_jacobian(q, 'b', reference)
+                robot.frame_velocity(q, q, 'b', reference)
+                robot.frame_acceleration_bias(q, q, 'b', reference)
+            robot.task_space_inertia(q, 'b', rows=(0, 1))
+            robot.dynamically_consistent_inverse(q, 'b', rows=(0, 1))
     for states in ((3,), (2, 3)):            # the planar point-mass chain (001)
         theta = np.full(states, 0.3)
         fixman.forward_dynamics(theta, theta, 0.5, 1.0, theta)

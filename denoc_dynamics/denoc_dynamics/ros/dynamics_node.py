@@ -26,6 +26,9 @@ Publishes
   ``~/gravity_torques`` and ``~/bias_forces`` (sensor_msgs/JointState, chain joint
   names, the values in the ``effort`` field; position/velocity left empty): if the
   ``publish_gravity_torques`` / ``publish_bias_forces`` parameters are true.
+  ``~/task_space`` (denoc_dynamics_interfaces/TaskSpace): pose, Jacobian, J qd, J-dot
+  qd and task-space inertia of the link ``task_space_frame`` (empty: off) for every
+  accepted state; the inertia is left empty where J M^-1 J^T is singular.
 
   ``~/external_torques``, ``~/external_wrench``, ``~/contact``: the momentum observer's
   estimate of what the world does to the robot, if ``estimate_external_torques`` is
@@ -33,7 +36,8 @@ Publishes
 
 Services
   ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
-  (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
+  (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics), ``~/get_task_space``
+  (GetTaskSpace: a frame's task space at a state, or at the latest).  A request that
   cannot be served (the same checks as the topic's, or a result that is not finite)
   gets ``success = false`` and ``reason: detail`` in ``message``.
   ``~/set_payload`` (SetPayload), with ``~/payload`` latched: the model's payload,
@@ -50,8 +54,10 @@ import time
 
 from denoc_dynamics_interfaces.msg import InertiaMatrix
 from denoc_dynamics_interfaces.msg import JointAccelerations
+from denoc_dynamics_interfaces.msg import TaskSpace
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
+from denoc_dynamics_interfaces.srv import GetTaskSpace
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 from rclpy.node import Node
@@ -75,6 +81,7 @@ from .parameters import declare
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .state_gate import StateGate
+from .task_space_io import task_space_message
 from .. import NonFiniteResult
 from ..core.robot import FD_METHODS
 from ..names import name_list
@@ -125,6 +132,11 @@ class DynamicsNode(Node):
             'joint states (topic and services) with a joint speed above this [rad/s, m/s] '
             'are rejected; the default is the speed at which sim_node declares divergence',
             read_only=True, min_value=0.0)
+        self.task_space_frame = declare(
+            self, 'task_space_frame', Parameter.Type.STRING, '',
+            'publish ~/task_space (pose, Jacobian, J qd, J-dot qd, task-space inertia; '
+            "local_world_aligned) of this link for every accepted joint state; '': off",
+            read_only=True)
         diagnostics_period = declare(
             self, 'diagnostics_period', Parameter.Type.DOUBLE, 10.0,
             'log the message counters every this many seconds when they changed; 0: never',
@@ -146,6 +158,8 @@ class DynamicsNode(Node):
                             if self.publish_gravity else None)
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if self.publish_bias else None)
+        self.task_space_pub = (self.create_publisher(TaskSpace, '~/task_space', 10)
+                               if self.task_space_frame else None)
 
         self._unloaded = None     # the model without payload
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
@@ -165,7 +179,8 @@ class DynamicsNode(Node):
         for srv_type, name, compute in (
                 (GetInertiaMatrix, '~/get_inertia_matrix', self._get_inertia_matrix),
                 (ForwardDynamics, '~/forward_dynamics', self._forward_dynamics),
-                (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics)):
+                (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics),
+                (GetTaskSpace, '~/get_task_space', self._get_task_space)):
             self.create_service(srv_type, name, partial(self._serve, compute))
         if diagnostics_period > 0.0:
             self.create_timer(diagnostics_period, self._log_counters)
@@ -191,6 +206,12 @@ class DynamicsNode(Node):
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+        self.task_space_on = self.task_space_pub is not None
+        if self.task_space_on and self.task_space_frame not in robot.frames:
+            self.task_space_on = False
+            self.get_logger().error(
+                f'task_space_frame {self.task_space_frame!r} is not a link of the robot '
+                f'(links: {", ".join(robot.frames)}): ~/task_space is not published')
 
     def _set_payload(self, payload, transition_time):
         """~/set_payload: the model with the new payload, at once (the observer's too)."""
@@ -235,6 +256,9 @@ class DynamicsNode(Node):
             inertia = robot.inertia_matrix(q) if inertia_due else None
             gravity = robot.gravity_torques(q) if self.gravity_pub is not None else None
             bias = robot.bias_forces(q, qd) if self.bias_pub is not None else None
+            task_space = (task_space_message(TaskSpace(), robot, q, qd, self.task_space_frame,
+                                             '', singular_ok=True)
+                          if self.task_space_on else None)
         except (ValueError, np.linalg.LinAlgError) as exc:
             rejected = _rejected(exc)
             if isinstance(exc, NonFiniteResult):
@@ -261,6 +285,9 @@ class DynamicsNode(Node):
             self.external.update(msg, q, qd)
         except (Rejected, ValueError) as exc:
             self.state_rejections.add(_rejected(exc))
+        if task_space is not None:
+            task_space.header.stamp = stamp
+            self.task_space_pub.publish(task_space)
 
     def _efforts(self, stamp, values):
         msg = JointState(name=self.robot.joint_names, effort=values.tolist())
@@ -325,19 +352,19 @@ class DynamicsNode(Node):
         return (robot, self.states) + self.states.read_request(state, need_velocity,
                                                                need_effort)
 
-    def _get_inertia_matrix(self, request, response):
-        state = request.state
+    def _state_or_latest(self, state, need_velocity):
+        """Return (robot, stamp, q, qd, source) of a request's state, or the latest."""
         if len(state.name) == 0 and len(state.position) == 0:
             if self.latest_state is None:
                 raise Rejected('no state', 'empty request state and no joint state '
                                            'received yet')
-            robot = self.robot
-            stamp, q, _ = self.latest_state
-            source = 'the latest joint state'
-        else:
-            robot, _, q, _, _ = self._request_state(state, False, False)
-            stamp = state.header.stamp
-            source = 'the requested state'
+            stamp, q, qd = self.latest_state
+            return self.robot, stamp, q, qd, 'the latest joint state'
+        robot, _, q, qd, _ = self._request_state(state, need_velocity, False)
+        return robot, state.header.stamp, q, qd, 'the requested state'
+
+    def _get_inertia_matrix(self, request, response):
+        robot, stamp, q, _, source = self._state_or_latest(request.state, False)
         response.inertia.header.stamp = stamp
         response.inertia.joint_names = robot.joint_names
         response.inertia.data = _flat(robot.inertia_matrix(q))
@@ -379,6 +406,20 @@ class DynamicsNode(Node):
         response.effort = [float(tau[index[name]]) if name in index else 0.0
                            for name in names]
         return self._unknown_note(reader, names, 'given zero effort')
+
+    def _get_task_space(self, request, response):
+        if not request.frame:
+            raise Rejected('no frame', 'the request names no frame (a link of the URDF)')
+        robot, stamp, q, qd, source = self._state_or_latest(request.state, True)
+        try:
+            task_space_message(response.task_space, robot, q, qd, request.frame,
+                               request.reference, list(request.rows), request.damping)
+        except ValueError as exc:
+            if isinstance(exc, NonFiniteResult):
+                raise
+            raise Rejected('bad request', str(exc)) from None
+        response.task_space.header.stamp = stamp
+        return f'task space of {request.frame!r} at {source}'
 
     @staticmethod
     def _unknown_note(reader, names, what):

@@ -60,6 +60,8 @@ Publishes
   ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
   ``joint_states_topic`` parameter, empty: none): the same, for JointStateTopicSystem.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
+  ``/tf`` and ``/tf_static`` (tf2_msgs/TFMessage) if ``publish_tf`` is true: every link,
+  as robot_state_publisher (:mod:`.tf_broadcaster`; names prefixed by ``frame_prefix``).
 
 Services
   ``~/reset`` (std_srvs/Trigger): back to the initial state in hold mode; the message
@@ -118,6 +120,7 @@ from .robot_model import RobotModelSource
 from .runtime_gains import RuntimeGains
 from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
+from .tf_broadcaster import make_tf_broadcaster
 from ..gain_ramp import GainRamp
 from ..gain_ramp import RAMP_TIME
 from ..servo import unstable_gains
@@ -225,6 +228,14 @@ class SimNode(Node):
             self, 'joint_states_topic', Parameter.Type.STRING, 'robot_joint_states',
             'joint states also published here, best effort (JointStateTopicSystem); '
             'empty: not published', rd)
+        publish_tf = declare(
+            self, 'publish_tf', Parameter.Type.BOOL, True,
+            "publish /tf and /tf_static of the arm's links as robot_state_publisher does "
+            '(false where robot_state_publisher runs)', rd)
+        frame_prefix = declare(
+            self, 'frame_prefix', Parameter.Type.STRING, '',
+            "prefix of the TF frame names (robot_state_publisher's frame_prefix), e.g. "
+            "'arm1/' for a namespaced arm", rd)
         status_period = declare(
             self, 'status_period', Parameter.Type.DOUBLE, 5.0,
             'log the real-time factor every this many seconds; 0: never', rd, min_value=0.0)
@@ -260,6 +271,7 @@ class SimNode(Node):
         self._transition = None   # (from, to, start [s of simulated time], duration)
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
+        self.tf = make_tf_broadcaster(self, frame_prefix) if publish_tf else None
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -294,6 +306,8 @@ class SimNode(Node):
         for warning in sim.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
         self.get_logger().info(f'simulation: {sim.describe()}')
+        if self.tf is not None:
+            self.tf.set_robot(robot)
         with self.lock:
             self.sim = sim
             self.commands = commands
@@ -451,6 +465,8 @@ class SimNode(Node):
             msg.velocity = snapshot.qd.tolist()
             msg.effort = snapshot.effort.tolist()
         self.js_pub.publish(msg)
+        if self.tf is not None:
+            self.tf.publish(msg.header.stamp, snapshot.q)
         if self.robot_js_pub is not None:
             self.robot_js_pub.publish(msg)
         self.contact.publish(snapshot, msg.header.stamp)

@@ -10,7 +10,23 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   exactly the features below: SIMULATION_RESET, SIMULATION_RESET_TIME,
   SIMULATION_RESET_STATE, SIMULATION_STATE_GETTING, SIMULATION_STATE_SETTING,
   SIMULATION_STATE_PAUSE, STEP_SIMULATION_SINGLE, STEP_SIMULATION_MULTIPLE,
-  STEP_SIMULATION_ACTION.
+  STEP_SIMULATION_ACTION, ENTITY_STATE_GETTING, ENTITY_INFO_GETTING, ENTITY_CATEGORIES.
+``~/get_entities``, ``~/get_entities_states`` (GetEntities, GetEntitiesStates)
+  every link of the arm is an entity, named as in the URDF (merged fixed links such as
+  ``flange`` included), of category CATEGORY_ROBOT.  The filter is a regular
+  expression searched in the name (Python's ``re``, which reads POSIX extended ones);
+  categories filter as the definition says; tags and bounds filters are
+  RESULT_FEATURE_UNSUPPORTED (the links have no tags, and no geometry here).
+``~/get_entity_state`` (GetEntityState)
+  the ground truth of a link from the simulation's own state, in the base link's
+  frame (``header.frame_id``, with ``frame_prefix``), stamped like joint_states: its
+  pose, the twist of its origin and its classical acceleration J qdd + J-dot qd, qdd
+  the simulation's forward dynamics at the state and the applied efforts (zero in
+  hold mode, where the arm is held still): ``Robot.frame_placement``,
+  ``frame_velocity`` and ``frame_acceleration_bias`` in ``'local_world_aligned'``.
+  An unknown name is RESULT_NOT_FOUND.
+``~/get_entity_info`` (GetEntityInfo)
+  CATEGORY_ROBOT and a description naming the joint that moves the link.
 ``~/reset_simulation`` (ResetSimulation)
   SCOPE_TIME sets the simulated time back to zero (state and commands stay);
   SCOPE_STATE puts the arm back in its initial state, in hold mode (the time runs
@@ -31,8 +47,9 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   FAILED, saying why and after how many steps) when the state is set (PAUSED,
   STOPPED, PLAYING), the simulation is reset (any scope, ``~/reset``, ``~/pause``), or
   the caller is gone (fewer clients of the service, or subscribers of the action's
-  feedback, than when the stepping began).  One stepping at a time: a step request while another runs is refused
-  (RESULT_OPERATION_FAILED, "already stepping"), counted and logged, never run
+  feedback, than when the stepping began).  One stepping at a time: a step request
+  while another runs is refused (RESULT_OPERATION_FAILED, "already stepping"), counted
+  and logged, never run
   alongside (N callers never step N times as fast).
 
 Requests: every service here and the action queue up to ``REQUEST_DEPTH`` requests
@@ -43,10 +60,14 @@ cannot be imported the node runs without these and says so in one log line.
 """
 
 import importlib
+import re
+
+import numpy as np
 
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .joint_io import REQUEST_QOS
+from .task_space_io import pose_message
 
 
 def import_interfaces():
@@ -85,7 +106,8 @@ class SimulationServices:
             features.SIMULATION_RESET_STATE, features.SIMULATION_STATE_GETTING,
             features.SIMULATION_STATE_SETTING, features.SIMULATION_STATE_PAUSE,
             features.STEP_SIMULATION_SINGLE, features.STEP_SIMULATION_MULTIPLE,
-            features.STEP_SIMULATION_ACTION]
+            features.STEP_SIMULATION_ACTION, features.ENTITY_STATE_GETTING,
+            features.ENTITY_INFO_GETTING, features.ENTITY_CATEGORIES]
         # Not the node's default (mutually exclusive) group: a stepping service waits for
         # the physics timer's ticks, which must run meanwhile.
         group = ReentrantCallbackGroup()
@@ -94,7 +116,11 @@ class SimulationServices:
                 (srv.ResetSimulation, 'reset_simulation', self._reset),
                 (srv.GetSimulationState, 'get_simulation_state', self._get_state),
                 (srv.SetSimulationState, 'set_simulation_state', self._set_state),
-                (srv.StepSimulation, 'step_simulation', self._step)):
+                (srv.StepSimulation, 'step_simulation', self._step),
+                (srv.GetEntities, 'get_entities', self._get_entities),
+                (srv.GetEntitiesStates, 'get_entities_states', self._get_entities_states),
+                (srv.GetEntityState, 'get_entity_state', self._get_entity_state),
+                (srv.GetEntityInfo, 'get_entity_info', self._get_entity_info)):
             node.create_service(srv_type, f'~/{name}', callback, callback_group=group,
                                 qos_profile=REQUEST_QOS)
         self.action_name = f'{node.get_fully_qualified_name()}/simulate_steps'
@@ -141,7 +167,8 @@ class SimulationServices:
         response.features.features = list(self.features)
         response.features.custom_info = (
             'denoc_dynamics sim_node: one arm, DeNOC forward dynamics at physics_rate; '
-            'entities, spawning and worlds are not supported')
+            'its links are the entities (CATEGORY_ROBOT); spawning and worlds are not '
+            'supported')
         return response
 
     def _reset(self, request, response):
@@ -313,3 +340,100 @@ class SimulationServices:
             self._result(result.result, Result.RESULT_OPERATION_FAILED,
                          f'{failure} after {done} of {steps} steps')
         return result
+
+    # --- entities: the links of the arm ------------------------------------------------
+    def _filtered(self, filters, result):
+        """Return the links that pass ``filters`` (EntityFilters), or None (result set)."""
+        Result = self.msg.Result
+        if self._no_model(result):
+            return None
+        if len(filters.tags.tags) or filters.bounds.type != self.msg.Bounds.TYPE_EMPTY:
+            self._result(result, Result.RESULT_FEATURE_UNSUPPORTED,
+                         'the links have no tags and no bounds: filter by name or category')
+            return None
+        try:
+            pattern = re.compile(filters.filter)
+        except re.error as exc:
+            self._result(result, Result.RESULT_OPERATION_FAILED,
+                         f'filter {filters.filter!r} is not a regular expression: {exc}')
+            return None
+        robot_category = self.msg.EntityCategory.CATEGORY_ROBOT
+        if len(filters.categories) and all(c.category != robot_category
+                                           for c in filters.categories):
+            names = []
+        else:
+            names = [name for name in self.node.sim.robot.frames if pattern.search(name)]
+        self._result(result, Result.RESULT_OK)
+        return names
+
+    def _get_entities(self, request, response):
+        names = self._filtered(request.filters, response.result)
+        if names is not None:
+            response.entities = names
+        return response
+
+    def _get_entities_states(self, request, response):
+        names = self._filtered(request.filters, response.result)
+        if names is not None:
+            response.entities = names
+            response.states = self.entity_states(names)
+        return response
+
+    def _get_entity_state(self, request, response):
+        if self._no_model(response.result):
+            return response
+        if request.entity not in self.node.sim.robot.frames:
+            self._result(response.result, self.msg.Result.RESULT_NOT_FOUND,
+                         f'no entity {request.entity!r}: the entities are the links '
+                         f'{", ".join(self.node.sim.robot.frames)}')
+            return response
+        response.state = self.entity_states([request.entity])[0]
+        self._result(response.result, self.msg.Result.RESULT_OK)
+        return response
+
+    def entity_states(self, names):
+        """Return the EntityState of each link in ``names`` at the simulation's state."""
+        node = self.node
+        with node.lock:
+            sim = node.sim
+            q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
+            held = sim.mode == 'hold'
+            qdd = (np.zeros(sim.n) if held else
+                   sim.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
+        robot = sim.robot
+        stamp = node.get_clock().now().to_msg()      # as joint_states is stamped
+        if node.clock_pub is not None:
+            stamp.sec, stamp.nanosec = divmod(int(round(t * 1e9)), 1_000_000_000)
+        frame_id = (node.tf.prefix if node.tf is not None else '') + robot.frames[0]
+        states = []
+        for name in names:
+            state = self.msg.EntityState()
+            state.header.stamp, state.header.frame_id = stamp, frame_id
+            pose_message(robot.frame_placement(q, name), state.pose)
+            v = robot.frame_velocity(q, qd, name)
+            a = robot.frame_acceleration_bias(q, qd, name) + robot.frame_jacobian(q, name) @ qdd
+            for vector, values in ((state.twist.linear, v[:3]), (state.twist.angular, v[3:]),
+                                   (state.acceleration.linear, a[:3]),
+                                   (state.acceleration.angular, a[3:])):
+                vector.x, vector.y, vector.z = values.tolist()
+            states.append(state)
+        return states
+
+    def _get_entity_info(self, request, response):
+        if self._no_model(response.result):
+            return response
+        robot = self.node.sim.robot
+        chain = robot.chain
+        if request.entity not in robot.frames:
+            self._result(response.result, self.msg.Result.RESULT_NOT_FOUND,
+                         f'no entity {request.entity!r}: the entities are the links '
+                         f'{", ".join(robot.frames)}')
+            return response
+        f = robot.frames.index(request.entity)
+        body = int(chain.frame_body[f])
+        moved = (f'moved by joint {chain.joint_names[body]!r}' if body >= 0
+                 else 'fixed to the base')
+        response.info.category.category = self.msg.EntityCategory.CATEGORY_ROBOT
+        response.info.description = f'link {request.entity!r} of robot {chain.name!r}, {moved}'
+        self._result(response.result, self.msg.Result.RESULT_OK)
+        return response
