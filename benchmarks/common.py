@@ -55,8 +55,7 @@ def _import_package():
 denoc_dynamics = _import_package()
 
 load_urdf = denoc_dynamics.load_urdf
-sys.path.insert(0, str(REPO / 'denoc_dynamics' / 'test'))
-urdf_factory = importlib.import_module('urdf_factory')   # the tests' URDF generators
+sample_urdfs = importlib.import_module('denoc_dynamics.sample_urdfs')   # as the tests'
 example_robot_data_dir = importlib.import_module('denoc_dynamics.resources').example_robot_data_dir
 
 
@@ -322,10 +321,10 @@ def random_chain_urdf(n: int, seed: int = 0) -> str:
     """
     Return a URDF string of a random serial chain of n revolute joints.
 
-    The tests' generator (``test/urdf_factory.random_chain_urdf``) without prismatic
+    The tests' generator (``denoc_dynamics.sample_urdfs.random_chain_urdf``) without prismatic
     joints or welded links, so that both libraries see n revolute bodies.
     """
-    return urdf_factory.random_chain_urdf(np.random.default_rng(seed), n, prismatic=0.0,
+    return sample_urdfs.random_chain_urdf(np.random.default_rng(seed), n, prismatic=0.0,
                                           fixed=0.0, name=f'random_chain_{n}')
 
 

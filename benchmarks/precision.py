@@ -5,7 +5,7 @@ Not a timing section: it prints a markdown table of relative errors, with Pinocc
 results as the reference, for chains placed farther and farther from the base origin:
 
 * ``translated``: a random 7-DOF chain (revolute and prismatic joints, fixed links;
-  ``test/urdf_factory.random_chain_urdf``) mounted on a fixed joint d from the base;
+  ``denoc_dynamics.sample_urdfs.random_chain_urdf``) mounted on a fixed joint d from the base;
 * ``wrist``: two revolute joints carrying 10 t cubes of 1 mm, on a fixed mount d from
   the base (``heavy_wrist_urdf``);
 * ``wrist on rod``: the same wrist at the end of a light rod of length d, turned by a
@@ -31,7 +31,7 @@ of 5 random states is shown.
 import sys
 
 import common  # noqa: F401  (first: sets the BLAS thread count)
-from common import urdf_factory
+from common import sample_urdfs
 import numpy as np
 
 EPS = np.finfo(float).eps
@@ -42,17 +42,17 @@ def cases():
     """Yield (case, d, urdf) for every chain and distance."""
     for d in DISTANCES:
         offset = np.ones(3) * d / np.sqrt(3.0)
-        yield 'translated', d, urdf_factory.random_chain_urdf(
+        yield 'translated', d, sample_urdfs.random_chain_urdf(
             np.random.default_rng(7), 7, base_offset=offset)
     for d in DISTANCES[1:]:
-        yield 'wrist', d, urdf_factory.heavy_wrist_urdf(d)
+        yield 'wrist', d, sample_urdfs.heavy_wrist_urdf(d)
     for d in DISTANCES[1:]:
-        yield 'wrist on rod', d, urdf_factory.heavy_wrist_urdf(d, moving=True)
+        yield 'wrist on rod', d, sample_urdfs.heavy_wrist_urdf(d, moving=True)
     for d in DISTANCES[1:]:
-        yield 'rod axis', d, urdf_factory.heavy_wrist_urdf(d, moving=True,
+        yield 'rod axis', d, sample_urdfs.heavy_wrist_urdf(d, moving=True,
                                                            shoulder_axis='1 0 0')
     for d in DISTANCES:
-        yield 'planar', d, urdf_factory.planar_urdf([1.0, 1.0], [1.0, 1.0], base_offset=d)
+        yield 'planar', d, sample_urdfs.planar_urdf([1.0, 1.0], [1.0, 1.0], base_offset=d)
 
 
 def backward_error(M, qdd, phi):

@@ -58,6 +58,20 @@ def ros2_msgs():
 
 
 @pytest.fixture
+def oracles():
+    """Skip the test without Pinocchio or example-robot-data (helpers.require_oracles)."""
+    from helpers import require_oracles
+    require_oracles()
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """Return the bundled 7-joint arm, loaded once per test module."""
+    from helpers import bundled_arm
+    return bundled_arm()
+
+
+@pytest.fixture
 def context():
     """Yield an rclpy context of its own for nodes built in the test; shut it down after."""
     import rclpy
@@ -71,11 +85,12 @@ def context():
 ROS2_MSGS_TESTS = ('test_moveit_launch.py', 'test_two_arms_launch.py',
                    'test_ros_simulation_services.py')
 
+# the tests live one folder down (core/, urdf/, sim/, ros/, launch/)
 collect_ignore_glob = []
 if LAUNCH_STACK_MISSING is not None and not LAUNCH_TESTS_REQUIRED:
-    collect_ignore_glob += list(LAUNCH_TESTS)
+    collect_ignore_glob += [f'*/{pattern}' for pattern in LAUNCH_TESTS]
 if ROS2_MSGS_MISSING is not None and not ROS2_MSGS_REQUIRED:
-    collect_ignore_glob += list(ROS2_MSGS_TESTS)
+    collect_ignore_glob += [f'*/{pattern}' for pattern in ROS2_MSGS_TESTS]
 
 
 def pytest_report_header(config):

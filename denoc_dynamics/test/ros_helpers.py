@@ -87,6 +87,17 @@ def ros_args(node_name=None, **params):
     return args
 
 
+def sigint_at_default():
+    """
+    Give a child process SIGINT at its default action (``preexec_fn`` of Popen).
+
+    A terminal starts a foreground command so; a job started with ``&`` or ``nohup``
+    inherits SIGINT ignored, and a process that keeps it so (``ros2 launch`` does)
+    never stops on the SIGINT a test sends it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for(predicate, timeout=DISCOVERY_TIMEOUT, period=0.05):
     """Poll ``predicate()`` until it is true; return whether it became true in time."""
     end = time.monotonic() + timeout
@@ -107,7 +118,7 @@ class NodeProcess:
         env = dict(os.environ, PYTHONUNBUFFERED='1', OPENBLAS_NUM_THREADS='1')
         self.proc = subprocess.Popen([executable(name)] + list(args), stdout=self._log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env)
+                                     env=env, preexec_fn=sigint_at_default)
 
     def alive(self):
         """Return True while the process runs."""

@@ -29,7 +29,7 @@ def _robots():
     """Return {name: robot}: the bundled arm and a branched tree with a mimic joint."""
     from denoc_dynamics import load_urdf
     from denoc_dynamics.resources import bundled_urdf
-    from urdf_factory import random_tree_urdf
+    from denoc_dynamics.sample_urdfs import random_tree_urdf
     tree = load_urdf(random_tree_urdf(np.random.default_rng(0), 5, fixed=0.2, mimic=0.3))
     return {'arm': load_urdf(bundled_urdf('denoc_arm7')), 'tree': tree}
 

@@ -26,8 +26,8 @@ from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
-# `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# `launch_test FILE` runs without test/conftest.py: put test/ (ros_helpers) on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ros_helpers import assert_clean_exits  # noqa: E402, I100
 from ros_helpers import isolate  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402

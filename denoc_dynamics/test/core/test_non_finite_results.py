@@ -2,9 +2,9 @@
 
 from denoc_dynamics import load_urdf, NonFiniteResult
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import random_chain_urdf
 import numpy as np
 import pytest
-from urdf_factory import random_chain_urdf
 
 Q = np.array([0.3, 0.7, -0.4, -1.3, 0.5, 1.1, -0.2])
 ZERO = np.zeros(7)

@@ -17,10 +17,10 @@ import warnings
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import planar_urdf, random_chain_urdf
 from hypothesis import given, HealthCheck, settings, strategies as st
 from lxml import etree
 import numpy as np
-from urdf_factory import planar_urdf, random_chain_urdf
 
 HAND = ('<link name="hand"><inertial><mass value="0.6"/><inertia ixx="1e-3" iyy="1e-3" '
         'izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>'

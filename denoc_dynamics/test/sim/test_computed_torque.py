@@ -5,6 +5,7 @@ from denoc_dynamics.computed_torque import ComputedTorque
 from denoc_dynamics.computed_torque import PDGravity
 from denoc_dynamics.computed_torque import sampled_loop
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import random_chain_urdf
 from denoc_dynamics.simulation import PhysicsParameters
 from denoc_dynamics.simulation import Simulation
 from denoc_dynamics.trajectory import check_trajectory
@@ -12,7 +13,6 @@ from denoc_dynamics.trajectory import demo_trajectory
 from denoc_dynamics.trajectory import Trajectory
 import numpy as np
 import pytest
-from urdf_factory import random_chain_urdf
 
 POSE = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])   # config/sim_arm.yaml
 KP, KD = 225.0, 30.0                                     # config/sim_arm.yaml

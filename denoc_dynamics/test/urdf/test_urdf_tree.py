@@ -1,12 +1,12 @@
 """
-URDF -> kinematic tree (issue 16, items 1, 2 and 5): the parent array, mimic joints.
+URDF -> kinematic tree: the parent array, mimic joints.
 
 The trees are read with :func:`build_chain` and checked as data: the order of the
 bodies, ``parent``, the joint frames through a forward kinematics written here from
 the URDF text alone (``xml.etree`` and scipy's rotations, not the core's reader), the
 merged inertias, and the mimic relations.  The dynamics of trees are the new core's;
 Pinocchio's model of the example-robot-data robots is compared in
-test_urdf_pinocchio.py.
+urdf/test_urdf_pinocchio.py.
 """
 
 import math
@@ -15,11 +15,12 @@ import xml.etree.ElementTree as ET
 from denoc_dynamics import load_urdf, load_urdf_xml
 from denoc_dynamics.core.urdf import build_chain, build_chain_xml, Chain
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import (hand_robot, joint, link, random_chain_urdf,
+                                         random_tree_urdf, robot)
+from helpers import body_poses, body_positions, joint_motion
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-from test_urdf import hand_robot, joint, link, robot
-from urdf_factory import random_chain_urdf, random_tree_urdf
 
 MIMIC = '<mimic joint="{}" multiplier="{}" offset="{}"/>'
 
@@ -39,15 +40,6 @@ def _pose(origin):
     T = np.eye(4)
     T[:3, :3] = Rotation.from_euler('xyz', _numbers(origin, 'rpy', (0, 0, 0))).as_matrix()
     T[:3, 3] = _numbers(origin, 'xyz', (0, 0, 0))
-    return T
-
-
-def _motion(axis, prismatic, value):
-    T = np.eye(4)
-    if prismatic:
-        T[:3, 3] = axis * value
-    else:
-        T[:3, :3] = Rotation.from_rotvec(axis * value).as_matrix()
     return T
 
 
@@ -79,33 +71,14 @@ def reference_link_poses(xml, positions):
                 T = pose(j.find('parent').get('link')) @ _pose(j.find('origin'))
                 if j.get('type') != 'fixed':
                     axis = _numbers(j.find('axis'), 'xyz', (1, 0, 0))
-                    T = T @ _motion(axis / np.linalg.norm(axis), j.get('type') == 'prismatic',
-                                    value(j.get('name')))
+                    T = T @ joint_motion(axis / np.linalg.norm(axis),
+                                         j.get('type') == 'prismatic', value(j.get('name')))
                 poses[link_name] = T
         return poses[link_name]
 
     for name in by_child:
         pose(name)
     return poses
-
-
-def body_positions(chain: Chain, q_coordinates):
-    """Return q of every body from the coordinates' values, mimic joints following."""
-    q = np.zeros(chain.n)
-    q[chain.coordinates] = q_coordinates
-    mimics = chain.mimic_leader >= 0
-    q[mimics] = (chain.mimic_multiplier[mimics] * q[chain.mimic_leader[mimics]]
-                 + chain.mimic_offset[mimics])
-    return q
-
-
-def body_poses(chain: Chain, q):
-    """Forward kinematics of the tree from X_tree, parent and the axes (pure numpy)."""
-    T = np.empty((chain.n, 4, 4))
-    for k in range(chain.n):
-        above = np.eye(4) if chain.parent[k] < 0 else T[chain.parent[k]]
-        T[k] = above @ chain.X_tree[k] @ _motion(chain.axis[k], chain.prismatic[k], q[k])
-    return T
 
 
 # --- the tree ---------------------------------------------------------------------------
@@ -397,5 +370,5 @@ def test_empty_file_says_it_is_empty(tmp_path):
 
 def test_joint_axis_motion_helper_is_a_rotation():
     """The test's own kinematics: a quarter turn about z takes x to y."""
-    T = _motion(np.array([0.0, 0.0, 1.0]), False, math.pi / 2)
+    T = joint_motion(np.array([0.0, 0.0, 1.0]), False, math.pi / 2)
     np.testing.assert_allclose(T[:3, :3] @ [1, 0, 0], [0, 1, 0], atol=1e-15)

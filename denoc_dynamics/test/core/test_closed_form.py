@@ -8,9 +8,9 @@ general algorithms at random lengths, masses and angles.
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import planar_urdf
 import numpy as np
 import pytest
-from urdf_factory import planar_urdf
 
 
 def closed_form_gim(theta, l, m):

@@ -16,6 +16,8 @@ from denoc_dynamics.ros.joint_io import Rejections
 from denoc_dynamics.ros.joint_io import WARN_THROTTLE_SEC
 from denoc_dynamics.ros.node_main import run_node
 from denoc_dynamics.ros.sim_node import SimNode
+from denoc_dynamics.sample_urdfs import planar_urdf
+from denoc_dynamics.sample_urdfs import random_chain_urdf
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 from denoc_dynamics_interfaces.srv import InverseDynamics
@@ -25,8 +27,6 @@ from rclpy.parameter import Parameter
 from ros_helpers import Recorder
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from urdf_factory import planar_urdf
-from urdf_factory import random_chain_urdf
 
 pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::RuntimeWarning')]
 

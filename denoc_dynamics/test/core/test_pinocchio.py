@@ -1,27 +1,19 @@
-# Copyright 2025 denoc_dynamics developers
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
-
 """
-Cross-check of the DeNOC core against Pinocchio on the example-robot-data arms.
+The dynamics of the DeNOC core against Pinocchio: serial arms cut from URDFs, and whole trees.
 
-Every serial arm shipped by the ``example-robot-data`` package is loaded twice from the
-same URDF: by :func:`denoc_dynamics.load_urdf` and by Pinocchio. At 20 seeded random
-states per arm we compare the joint-space inertia matrix (``crba``), inverse dynamics
-(``rnea``), forward dynamics (``aba``, both of our methods), the bias and gravity
-forces, the UDU^T factors and the inverse inertia matrix, to a relative error of 1e-9.
+Two kinds of case, compared by the same tests with one tolerance rule (helpers.py):
+Frobenius-relative errors to 1e-12; forward dynamics and M^-1 lose digits in
+proportion to the condition number of M (the iCub's is 2e7, and Pinocchio's own
+``aba`` there is 3e-11 from an exact solve), so they are held to 1e-12 or 10 cond(M)
+eps, whichever is larger, and FD's normwise backward error
+||M qdd - (tau - b)|| / (||M|| ||qdd|| + ||tau - b||) to 1e-14.  Compared at random
+states: M (``crba``), ID (``rnea``), the bias and gravity forces, FD (``aba``; both of
+our methods), U D U^T, M^-1 and the composite-body H, b.
 
-How the Pinocchio reference is made to describe the same chain:
+**Chains** (20 states each).  Every serial arm shipped by ``example-robot-data`` is
+loaded twice from the same URDF: by :func:`denoc_dynamics.load_urdf` with a base and
+tip link, and by Pinocchio.  How the Pinocchio reference is made to describe the same
+chain:
 
 * Pinocchio parses the whole URDF with a fixed base (``buildModelFromXML``); fixed
   joints become frames and their links' inertias are merged, as in our core.
@@ -42,59 +34,51 @@ How the Pinocchio reference is made to describe the same chain:
   kinematics at the locked configuration, and passed to ``load_urdf``. One arm also
   uses a tilted, non-standard gravity vector.
 
-The URDFs are located in the installed ``example-robot-data`` data directory. Recent
-wheels (6.x) ship no ``example_robot_data`` Python module, so its ``getModelPath`` is
-used only when present; otherwise the data directory is searched the way that module
-did (``<sys.path entry>/../../../share/example-robot-data/robots``) and in the ROS
-``AMENT_PREFIX_PATH``. The whole module is skipped when Pinocchio or the data is absent.
+**Trees** (3 states each).  Each URDF is loaded with no tip by :func:`load_urdf` (a
+fixed base at the URDF root, mimic joints following their leaders) and by Pinocchio
+twice:
+
+* ``pin.buildModelFromUrdf(path, mimic=True)`` (the ``mimic`` cases), which reduces
+  each mimic joint to its leader as we do: its nv must equal ``robot.n`` and its
+  coordinates come in the order of ``robot.joint_names``.  Where Pinocchio's ``aba``
+  refuses mimic joints, FD is M^-1 (tau - ``nonLinearEffects``).  Pinocchio refuses a
+  mimic joint that comes before its leader in its depth-first order (TALOS full), and
+  Pinocchio 2 has no ``mimic=``; for those only the next comparison runs.
+* ``pin.buildModelFromUrdf(path)`` (the ``projected`` cases), every joint independent,
+  and G, b of q_bodies = G q + b read from the URDF text's ``<mimic>`` tags (not from
+  our model): the constrained system is M_r = G^T M G, tau = G^T ID(G q + b, G qd,
+  G qdd), g = G^T g(G q + b) and FD = M_r^-1 (tau - G^T h).
+
+Continuous joints (PR2, TIAGo, the Kinova arm) are (cos q, sin q) in Pinocchio's
+configuration; q is converted, so they are compared too.
+
+The URDFs are located in the installed ``example-robot-data`` data directory
+(:func:`denoc_dynamics.resources.example_robot_data_dir`).  Each test is skipped when
+Pinocchio or the data is absent (the ``oracles`` fixture).
 """
 
 from dataclasses import dataclass, field
+import re
 from typing import Callable, Dict, Optional, Tuple
+import warnings
 import xml.etree.ElementTree as ET
 import zlib
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.core.robot import FD_METHODS
-from denoc_dynamics.resources import example_robot_data_dir
+from helpers import assert_close, BACKWARD, backward_error, BUNDLED, ORACLE, pin, REFUSED
+from helpers import ROBOTS_DIR, solve_tolerance, symmetric, urdf_mimics, urdf_path, URDFS
 import numpy as np
 import pytest
 
-try:
-    import pinocchio as pin
-except ImportError as exc:  # skip the tests, not the module: see _oracles_installed
-    pin = None
-    PIN_MISSING = f'pinocchio cannot be imported: {exc}'
+pytestmark = pytest.mark.usefixtures('oracles')
 
-TOL = 1e-9
-# Relative errors are taken against max(||reference||, FLOOR): the smallest arms have
-# ||M|| ~ 5e-3 and the planar two-link arm has exactly zero gravity torques.
-FLOOR = 1e-3
 N_STATES = 20
+N_TREE_STATES = 3
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
 
-# --------------------------------------------------------------------------- data location
-
-ROBOTS_DIR = example_robot_data_dir()
-
-
-@pytest.fixture(autouse=True)
-def _oracles_installed():
-    """
-    Skip each test (never the module) without Pinocchio or example-robot-data.
-
-    launch_testing's pytest plugin imports every test module while it collects: a
-    module-level skip would end the collection of the whole directory.
-    """
-    if pin is None:
-        pytest.skip(PIN_MISSING)
-    if ROBOTS_DIR is None:
-        pytest.skip('example-robot-data is not installed')
-
-
 # --------------------------------------------------------------------------- the arms
-
 @dataclass(frozen=True)
 class Arm:
     """One base-to-tip chain of one example-robot-data URDF, as the core must see it."""
@@ -217,27 +201,7 @@ ARMS = [
 ARMS_BY_NAME = {arm.name: arm for arm in ARMS}
 
 
-# --------------------------------------------------------------------------- helpers
-
-def relative_error(actual, expected) -> float:
-    """Return ||actual - expected|| / max(||expected||, FLOOR) (Frobenius norm)."""
-    actual = np.asarray(actual, dtype=float)
-    expected = np.asarray(expected, dtype=float)
-    assert actual.shape == expected.shape, f'shape {actual.shape} != {expected.shape}'
-    return float(np.linalg.norm(actual - expected) / max(np.linalg.norm(expected), FLOOR))
-
-
-def assert_close(actual, expected, what: str, tol: float = TOL) -> None:
-    """Assert that ``actual`` matches ``expected`` to relative error ``tol``."""
-    err = relative_error(actual, expected)
-    assert err <= tol, f'{what}: relative error {err:.3e} > {tol:.0e}'
-
-
-def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
-    """Return the symmetric matrix whose upper triangle is that of ``matrix``."""
-    upper = np.triu(matrix)
-    return upper + np.triu(matrix, 1).T
-
+# --------------------------------------------------------------------------- chain helpers
 
 def drop_subtrees(robot: ET.Element, links) -> None:
     """Remove ``links``, every link below them and the joints into them from a URDF."""
@@ -297,7 +261,7 @@ def set_joint_position(model, config: np.ndarray, name: str, value: float) -> No
 
 # --------------------------------------------------------------------------- the pairs
 
-class Pair:
+class ChainPair:
     """Our robot and the equivalent Pinocchio model of one arm, with random states."""
 
     def __init__(self, arm: Arm):
@@ -378,7 +342,7 @@ class Pair:
 
     def inertia_matrix(self, q):
         """Return Pinocchio's M(q) (crba, symmetrised from its upper triangle)."""
-        return self.ours_m(symmetrize_upper(pin.crba(self.model, self.data, self.pin_q(q))))
+        return self.ours_m(symmetric(pin.crba(self.model, self.data, self.pin_q(q))))
 
     def inverse_dynamics(self, q, qd, qdd):
         """Return Pinocchio's RNEA torques."""
@@ -403,35 +367,271 @@ class Pair:
     def inverse_inertia_matrix(self, q):
         """Return Pinocchio's M(q)^-1 (computeMinverse, symmetrised)."""
         minv = pin.computeMinverse(self.model, self.data, self.pin_q(q))
-        return self.ours_m(symmetrize_upper(minv))
+        return self.ours_m(symmetric(minv))
+
+    def reference(self, q, qd, qdd, tau):
+        """Return Pinocchio's quantities at one state, in our joint order."""
+        return {'M': self.inertia_matrix(q), 'ID': self.inverse_dynamics(q, qd, qdd),
+                'bias': self.bias_forces(q, qd), 'gravity': self.gravity_torques(q),
+                'FD': self.forward_dynamics(q, qd, tau), 'M^-1': self.inverse_inertia_matrix(q)}
 
 
-_PAIRS: Dict[str, Pair] = {}
+#: URDFs that parse but that :func:`load_urdf` refuses, with the message it must give.
+#: Romeo's hands are massless, mimic joints included: the coordinate RHand moves no mass.
+NOT_LOADED = {
+    'romeo_description/urdf/romeo.urdf':
+        r"joint '[RL]Hand' moves no mass: .* \(\w*Finger21, ",
+}
+
+SKIP_REDUCED = ('Pinocchio refuses this mimic order (or, Pinocchio 2, has no mimic joints): '
+                'compared with mimic=False, projected')
+
+LOADED = [name for name in URDFS if name not in REFUSED and name not in NOT_LOADED]
+LOADED.append(BUNDLED)
+
+#: Must be among them, whole: trees and robots with mimic joints.
+REQUIRED = ('panda_description/urdf/panda.urdf', 'baxter_description/urdf/baxter.urdf',
+            'ur_description/urdf/ur5_robot.urdf', 'ur_description/urdf/ur10_robot.urdf',
+            'tiago_description/robots/tiago.urdf', 'pr2_description/urdf/pr2.urdf',
+            'talos_data/robots/talos_full_v2.urdf',
+            'anymal_b_simple_description/robots/anymal.urdf', BUNDLED)
 
 
-def get_pair(name: str) -> Pair:
+class PinModel:
+    """One Pinocchio model of a URDF, addressed by joint name."""
+
+    def __init__(self, model, names):
+        """Index ``model``'s configuration and tangent space by the joints ``names``."""
+        self.model, self.data = model, model.createData()
+        self.joints = [model.joints[model.getJointId(name)] for name in names]
+        self.idx_v = np.array([joint.idx_v for joint in self.joints])
+
+    def configuration(self, q):
+        """Return Pinocchio's q for the joint positions ``q`` (continuous: cos, sin)."""
+        config = pin.neutral(self.model)
+        for joint, value in zip(self.joints, q):
+            if joint.nq == 2:
+                config[joint.idx_q:joint.idx_q + 2] = np.cos(value), np.sin(value)
+            else:
+                assert joint.nq == 1, joint
+                config[joint.idx_q] = value
+        return config
+
+    def tangent(self, v):
+        """Return Pinocchio's tangent vector for the joint rates ``v``."""
+        out = np.zeros(self.model.nv)
+        out[self.idx_v] = v
+        return out
+
+    def ours(self, x):
+        """Return a Pinocchio vector or matrix in the order of our joints."""
+        x = np.asarray(x)
+        return x[self.idx_v] if x.ndim == 1 else x[np.ix_(self.idx_v, self.idx_v)]
+
+    def dynamics(self, q, qd, qdd, tau):
+        """Return (M, ID, FD, bias, gravity) at one state, in our joint order."""
+        m, d, c = self.model, self.data, self.configuration(q)
+        qd, qdd, tau = self.tangent(qd), self.tangent(qdd), self.tangent(tau)
+        M = symmetric(pin.crba(m, d, c))
+        bias = pin.nonLinearEffects(m, d, c, qd)
+        if len(getattr(m, 'mimicking_joints', ())):   # Pinocchio's aba does not take them
+            qdd_fd = np.linalg.solve(M, tau - bias)
+        else:
+            qdd_fd = pin.aba(m, d, c, qd, tau)
+        return (self.ours(M), self.ours(pin.rnea(m, d, c, qd, qdd)), self.ours(qdd_fd),
+                self.ours(bias), self.ours(pin.computeGeneralizedGravity(m, d, c)))
+
+
+class TreePair:
+    """Our robot and Pinocchio's models of one URDF, loaded whole."""
+
+    def __init__(self, name):
+        """Load ``name`` whole on both sides."""
+        self.name, self.path = name, urdf_path(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')    # inertias read as given (PR2, HyQ, ...)
+            self.robot = load_urdf(self.path)
+        robot = self.robot
+        gravity = robot.gravity
+        try:
+            model = pin.buildModelFromUrdf(self.path, mimic=True)
+        except (RuntimeError, ValueError):     # a mimic joint before its leader
+            model = None
+        except TypeError:                      # Pinocchio 2 has no mimic joints
+            model = None if robot.mimic_joints else pin.buildModelFromUrdf(self.path)
+        self.reduced = None
+        if model is not None:
+            model.gravity.linear[:] = gravity
+            self.reduced = PinModel(model, robot.joint_names)
+        model = pin.buildModelFromUrdf(self.path)
+        model.gravity.linear[:] = gravity
+        self.full = PinModel(model, robot.body_joint_names)
+        # q_bodies = G q + b from the URDF text
+        mimics = urdf_mimics(self.path)
+        column = {name: k for k, name in enumerate(robot.joint_names)}
+        self.G = np.zeros((robot.n_bodies, robot.n))
+        self.b = np.zeros(robot.n_bodies)
+        for k, name in enumerate(robot.body_joint_names):
+            leader, a, b = mimics.get(name, (name, 1.0, 0.0))
+            self.G[k, column[leader]], self.b[k] = a, b
+        chain = robot.chain
+        bounds = [np.where(np.isfinite(x), x, s * np.pi)[chain.coordinates]
+                  for x, s in ((chain.lower, -1), (chain.upper, 1))]
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        n = robot.n
+        self.states = [(rng.uniform(*bounds), rng.normal(size=n), rng.normal(size=n),
+                        rng.normal(scale=10.0, size=n)) for _ in range(N_TREE_STATES)]
+
+    def reference(self, model, q, qd, qdd, tau):
+        """Return Pinocchio's quantities at one state: ``mimic`` or ``projected`` model."""
+        if model == 'mimic':
+            M, ID, FD, bias, gravity = self.reduced.dynamics(q, qd, qdd, tau)
+        else:
+            G, b = self.G, self.b
+            M, ID, _, bias, gravity = self.full.dynamics(G @ q + b, G @ qd, G @ qdd,
+                                                         np.zeros(len(b)))
+            M, ID, bias, gravity = G.T @ M @ G, G.T @ ID, G.T @ bias, G.T @ gravity
+            FD = np.linalg.solve(M, tau - bias)
+        return {'M': M, 'ID': ID, 'bias': bias, 'gravity': gravity, 'FD': FD,
+                'M^-1': np.linalg.inv(M)}
+
+
+# --------------------------------------------------------------------------- the cases
+
+_CHAINS: Dict[str, ChainPair] = {}
+_TREES: Dict[str, TreePair] = {}
+
+
+def get_pair(name: str) -> ChainPair:
     """Return the (cached) pair of one arm."""
-    if name not in _PAIRS:
-        _PAIRS[name] = Pair(ARMS_BY_NAME[name])
-    return _PAIRS[name]
+    if name not in _CHAINS:
+        _CHAINS[name] = ChainPair(ARMS_BY_NAME[name])
+    return _CHAINS[name]
 
+
+def get_tree(name: str) -> TreePair:
+    """Return the (cached) pair of one whole URDF."""
+    if name not in _TREES:
+        _TREES[name] = TreePair(name)
+    return _TREES[name]
+
+
+class Case:
+    """One robot and its Pinocchio references at its random states."""
+
+    def __init__(self, kind, name):
+        """Load the chain (``kind`` 'chain') or the tree (``mimic``, ``projected``)."""
+        self.kind, self.name = kind, name
+        if kind == 'chain':
+            pair = get_pair(name)
+            if not pair.same_joints:
+                pytest.fail(f"joints {pair.names} differ from Pinocchio's "
+                            f'{list(pair.model.names)[1:]}')
+            self._reference = pair.reference
+        else:
+            pair = get_tree(name)
+            if kind == 'mimic' and pair.reduced is None:
+                assert pair.robot.mimic_joints, f'Pinocchio refused {name}, no mimic joint'
+                pytest.skip(SKIP_REDUCED)
+            self._reference = lambda *state: pair.reference(kind, *state)
+        self.robot, self.states = pair.robot, pair.states
+        self._references = {}
+
+    def reference(self, k):
+        """Return Pinocchio's quantities at state ``k`` (computed once)."""
+        if k not in self._references:
+            self._references[k] = self._reference(*self.states[k])
+        return self._references[k]
+
+    def each(self):
+        """Yield (k, q, qd, qdd, tau, reference) over the states."""
+        for k, state in enumerate(self.states):
+            yield (k, *state, self.reference(k))
+
+
+CASES = ([('chain', arm.name) for arm in ARMS] + [('mimic', name) for name in LOADED]
+         + [('projected', name) for name in LOADED])
+_CASES: Dict[Tuple[str, str], Case] = {}
+
+
+@pytest.fixture(params=CASES, ids=lambda case: f'{case[0]}:{case[1]}')
+def case(request) -> Case:
+    """Yield each chain and each tree (two Pinocchio models), with its references."""
+    if request.param not in _CASES:
+        _CASES[request.param] = Case(*request.param)
+    return _CASES[request.param]
+
+
+# --------------------------------------------------------------------------- chains and trees
+
+def test_inertia_matrix(case):
+    """M(q) equals Pinocchio's CRBA."""
+    for k, q, _, _, _, ref in case.each():
+        assert_close(case.robot.inertia_matrix(q), ref['M'], f'M, state {k}')
+
+
+def test_inverse_dynamics(case):
+    """Inverse dynamics equals Pinocchio's RNEA."""
+    for k, q, qd, qdd, _, ref in case.each():
+        assert_close(case.robot.inverse_dynamics(q, qd, qdd), ref['ID'], f'ID, state {k}')
+
+
+def test_bias_forces(case):
+    """Bias forces equal Pinocchio's nonLinearEffects."""
+    for k, q, qd, _, _, ref in case.each():
+        assert_close(case.robot.bias_forces(q, qd), ref['bias'], f'bias forces, state {k}')
+
+
+def test_gravity_torques(case):
+    """Gravity torques equal Pinocchio's computeGeneralizedGravity."""
+    for k, q, _, _, _, ref in case.each():
+        assert_close(case.robot.gravity_torques(q), ref['gravity'],
+                     f'gravity torques, state {k}')
+
+
+@pytest.mark.parametrize('method', FD_METHODS)
+def test_forward_dynamics(case, method):
+    """FD by each method equals Pinocchio's ABA to cond(M) eps; backward error 1e-14."""
+    for k, q, qd, _, tau, ref in case.each():
+        qdd = case.robot.forward_dynamics(q, qd, tau, method=method)
+        what = f'FD ({method}), state {k}'
+        assert_close(qdd, ref['FD'], what, solve_tolerance(ref['M']))
+        backward = backward_error(ref['M'], qdd, tau - ref['bias'])
+        assert backward <= BACKWARD, f'{what}: backward error {backward:.3e}'
+
+
+def test_udu(case):
+    """U diag(d) U^T equals Pinocchio's M, with U unit upper triangular."""
+    for k, q, _, _, _, ref in case.each():
+        U, d = case.robot.udu(q)
+        U, d = np.asarray(U), np.asarray(d)
+        assert np.array_equal(np.tril(U, -1), np.zeros_like(U)), f'U not upper, state {k}'
+        assert np.array_equal(np.diag(U), np.ones(case.robot.n)), f'diag(U) != 1, state {k}'
+        assert_close(U @ np.diag(d) @ U.T, ref['M'], f'U D U^T, state {k}')
+
+
+def test_inverse_inertia_matrix(case):
+    """M(q)^-1 equals Pinocchio's (computeMinverse, or the inverse of its M)."""
+    for k, q, _, _, _, ref in case.each():
+        assert_close(case.robot.inverse_inertia_matrix(q), ref['M^-1'], f'M^-1, state {k}',
+                     solve_tolerance(ref['M']))
+
+
+def test_composite_body(case):
+    """The composite-body H and b (003) equal Pinocchio's CRBA and nonLinearEffects."""
+    for k, q, qd, _, _, ref in case.each():
+        H, b = case.robot.composite_body(q, qd)
+        assert_close(H, ref['M'], f'H, state {k}')
+        assert_close(b, ref['bias'], f'b, state {k}')
+
+
+# --------------------------------------------------------------------------- chains
 
 @pytest.fixture(params=[arm.name for arm in ARMS])
-def loaded(request) -> Pair:
+def loaded(request) -> ChainPair:
     """Yield each arm's pair, whatever its joints."""
     return get_pair(request.param)
 
-
-@pytest.fixture
-def pair(loaded) -> Pair:
-    """Yield each arm's pair, once its joints are known to match Pinocchio's by name."""
-    if not loaded.same_joints:
-        pytest.fail(f"joints {loaded.names} differ from Pinocchio's "
-                    f'{list(loaded.model.names)[1:]}')
-    return loaded
-
-
-# --------------------------------------------------------------------------- the tests
 
 def test_chain_joints(loaded):
     """The chain's coordinates are the expected joints, in path order, as in Pinocchio."""
@@ -439,58 +639,6 @@ def test_chain_joints(loaded):
     assert loaded.robot.n == len(loaded.arm.joints)
     assert set(list(loaded.model.names)[1:]) == set(loaded.names)
     assert loaded.model.nv == loaded.robot.n
-
-
-def test_inertia_matrix(pair):
-    """M(q) equals Pinocchio's CRBA."""
-    for k, (q, _, _, _) in enumerate(pair.states):
-        assert_close(pair.robot.inertia_matrix(q), pair.inertia_matrix(q), f'M, state {k}')
-
-
-def test_inverse_dynamics(pair):
-    """Inverse dynamics equals Pinocchio's RNEA."""
-    for k, (q, qd, qdd, _) in enumerate(pair.states):
-        assert_close(pair.robot.inverse_dynamics(q, qd, qdd),
-                     pair.inverse_dynamics(q, qd, qdd), f'ID, state {k}')
-
-
-def test_bias_forces(pair):
-    """Bias forces equal Pinocchio's nonLinearEffects."""
-    for k, (q, qd, _, _) in enumerate(pair.states):
-        assert_close(pair.robot.bias_forces(q, qd), pair.bias_forces(q, qd),
-                     f'bias forces, state {k}')
-
-
-def test_gravity_torques(pair):
-    """Gravity torques equal Pinocchio's computeGeneralizedGravity."""
-    for k, (q, _, _, _) in enumerate(pair.states):
-        assert_close(pair.robot.gravity_torques(q), pair.gravity_torques(q),
-                     f'gravity torques, state {k}')
-
-
-@pytest.mark.parametrize('method', FD_METHODS)
-def test_forward_dynamics(pair, method):
-    """Forward dynamics, by each method, equals Pinocchio's ABA."""
-    for k, (q, qd, _, tau) in enumerate(pair.states):
-        assert_close(pair.robot.forward_dynamics(q, qd, tau, method=method),
-                     pair.forward_dynamics(q, qd, tau), f'FD ({method}), state {k}')
-
-
-def test_udu(pair):
-    """U diag(d) U^T equals Pinocchio's M, with U unit upper triangular."""
-    for k, (q, _, _, _) in enumerate(pair.states):
-        U, d = pair.robot.udu(q)
-        U, d = np.asarray(U), np.asarray(d)
-        assert np.array_equal(np.tril(U, -1), np.zeros_like(U)), f'U not upper, state {k}'
-        assert np.array_equal(np.diag(U), np.ones(pair.robot.n)), f'diag(U) != 1, state {k}'
-        assert_close(U @ np.diag(d) @ U.T, pair.inertia_matrix(q), f'U D U^T, state {k}')
-
-
-def test_inverse_inertia_matrix(pair):
-    """M(q)^-1 equals Pinocchio's computeMinverse."""
-    for k, (q, _, _, _) in enumerate(pair.states):
-        assert_close(pair.robot.inverse_inertia_matrix(q), pair.inverse_inertia_matrix(q),
-                     f'M^-1, state {k}')
 
 
 def test_batched_calls_equal_looped_calls():
@@ -530,4 +678,109 @@ def test_batched_calls_equal_looped_calls():
         }
         for name, value in single.items():
             assert_close(np.asarray(batched[name])[i, j], value,
-                         f'{name}, batch index {(i, j)}', tol=1e-12)
+                         f'{name}, batch index {(i, j)}')
+
+
+# --------------------------------------------------------------------------- trees
+
+def test_every_robot_is_compared():
+    """Every URDF is compared whole or refused with the message it must give."""
+    assert len(LOADED) >= 55, LOADED
+    for name in REQUIRED:
+        assert name in LOADED, name
+    for name, match in NOT_LOADED.items():
+        with warnings.catch_warnings(), pytest.raises(ValueError, match=match):
+            warnings.simplefilter('ignore')
+            load_urdf(str(ROBOTS_DIR / name))
+
+
+def test_mimic_robots_are_reduced():
+    """The mimic robots load whole with their mimic joints following their leaders."""
+    expected = {'panda_description/urdf/panda.urdf': {'panda_finger_joint2'},
+                'baxter_description/urdf/baxter.urdf': {'l_gripper_r_finger_joint',
+                                                        'r_gripper_r_finger_joint'},
+                BUNDLED: None}
+    for name, mimics in expected.items():
+        robot = get_tree(name).robot
+        assert robot.n < robot.n_bodies, name
+        assert set(robot.mimic_joints) == (mimics or set(robot.mimic_joints)), name
+        assert not set(robot.mimic_joints) & set(robot.joint_names)
+        assert set(robot.joint_names) | set(robot.mimic_joints) == set(robot.body_joint_names)
+
+
+@pytest.mark.parametrize('name', LOADED)
+def test_coordinates_match_pinocchio(name):
+    """robot.n is Pinocchio's nv with mimic=True; the coordinates come in its order."""
+    pair = get_tree(name)
+    robot = pair.robot
+    if pair.reduced is None:
+        assert robot.mimic_joints, f'Pinocchio refused {pair.name}, which has no mimic joint'
+        pytest.skip(SKIP_REDUCED)
+    model = pair.reduced.model
+    assert model.nv == robot.n
+    np.testing.assert_array_equal(pair.reduced.idx_v, np.arange(robot.n))
+    mimicking = {model.names[j] for j in getattr(model, 'mimicking_joints', ())}
+    assert mimicking == set(robot.mimic_joints)
+    assert [name for name in list(model.names)[1:] if name not in mimicking] == \
+        robot.joint_names
+
+
+def ancestors(parent):
+    """Return A with A[i, k] True when i is k or an ancestor of k (parent[i] < i)."""
+    n = len(parent)
+    A = np.eye(n, dtype=bool)
+    for k in range(n):
+        if parent[k] >= 0:
+            A[:, k] |= A[:, parent[k]]
+    return A
+
+
+@pytest.mark.parametrize('name', LOADED)
+def test_udu_has_the_tree_sparsity(name):
+    """U_ik = 0 unless i is an ancestor of k, and M_ik = 0 unless one is the other's."""
+    pair = get_tree(name)
+    robot = pair.robot
+    if robot.mimic_joints:
+        pytest.skip('a mimic joint couples branches: the coordinates are not a tree')
+    A = ancestors(robot.chain.parent)
+    for q, _, _, _ in pair.states:
+        U, _ = robot.udu(q)
+        assert np.all(U[~A] == 0.0), np.argwhere((U != 0.0) & ~A)[:5]
+        M = robot.inertia_matrix(q)
+        assert np.all(M[~(A | A.T)] == 0.0)
+    branched = ~(A | A.T)
+    assert branched.any() == (len(set(robot.chain.parent)) < robot.n), pair.name
+
+
+def test_tree_sparsity_is_exercised():
+    """Most of the robots are branched: the sparsity test is not empty."""
+    branched = 0
+    for name in REQUIRED[:-1]:
+        parent = get_tree(name).robot.chain.parent
+        branched += len(set(parent.tolist())) < len(parent)
+    assert branched >= 6
+
+
+def test_continuous_joints_are_compared():
+    """PR2 and TIAGo have continuous joints, (cos, sin) in Pinocchio: they are not skipped."""
+    for name in ('pr2_description/urdf/pr2.urdf', 'tiago_description/robots/tiago.urdf'):
+        pair = get_tree(name)
+        assert pair.full.model.nq > pair.full.model.nv
+        assert any(joint.nq == 2 for joint in pair.full.joints)
+        assert re.search('continuous', pair.robot.summary())
+        q, qd, qdd, _ = pair.states[0]
+        zero = np.zeros(len(pair.b))
+        ID = pair.full.dynamics(pair.G @ q + pair.b, pair.G @ qd, pair.G @ qdd, zero)[1]
+        assert_close(pair.robot.inverse_dynamics(q, qd, qdd), pair.G.T @ ID, name, ORACLE)
+
+
+def test_urdf_text_mimics_are_ours():
+    """G from the URDF text (used above) is the robot's own mimic map, for the bundled arm."""
+    pair = get_tree(BUNDLED)
+    ours = pair.robot.mimic_joints
+    root = ET.parse(pair.path).getroot()
+    tags = {j.get('name') for j in root.findall('joint') if j.find('mimic') is not None}
+    assert set(ours) == tags and tags
+    q = pair.states[0][0]
+    np.testing.assert_allclose(pair.robot.body_positions(q), pair.G @ q + pair.b,
+                               rtol=0, atol=1e-15)

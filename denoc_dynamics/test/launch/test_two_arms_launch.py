@@ -25,8 +25,8 @@ import pytest
 from rclpy.qos import qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
 
-# `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# `launch_test FILE` runs without test/conftest.py: put test/ (ros_helpers) on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from moveit_client import MoveItLikeClient  # noqa: E402, I100
 from moveit_client import quintic  # noqa: E402
 from ros_helpers import assert_clean_exits  # noqa: E402

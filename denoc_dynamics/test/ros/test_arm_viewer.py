@@ -25,6 +25,7 @@ from denoc_dynamics.ros.arm_viewer import ArmViewer
 from denoc_dynamics.ros.arm_viewer import ROOT
 from denoc_dynamics.ros.arm_viewer import SKELETON_COLOR
 from denoc_dynamics.ros.robot_model import ROBOT_DESCRIPTION_QOS
+from denoc_dynamics.sample_urdfs import random_chain_urdf
 import numpy as np
 import pytest
 import rclpy
@@ -36,7 +37,6 @@ from ros_helpers import RosClient
 from ros_helpers import wait_for
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from urdf_factory import random_chain_urdf
 
 pytestmark = pytest.mark.ros
 

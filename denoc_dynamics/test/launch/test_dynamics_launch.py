@@ -18,6 +18,7 @@ import unittest
 
 from ament_index_python.packages import get_package_share_directory
 from denoc_dynamics import load_urdf
+from denoc_dynamics.sample_urdfs import planar_urdf
 from denoc_dynamics_interfaces.msg import JointAccelerations
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
@@ -33,13 +34,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_msgs.msg import String
 
-# `launch_test FILE` runs without test/conftest.py: put this folder on the path itself.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# `launch_test FILE` runs without test/conftest.py: put test/ (ros_helpers) on the path.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ros_helpers import assert_clean_exits  # noqa: E402, I100
 from ros_helpers import isolate  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402
 from ros_helpers import write_temp  # noqa: E402
-from urdf_factory import planar_urdf  # noqa: E402
 
 SHARE = get_package_share_directory('denoc_dynamics')
 URDF = os.path.join(SHARE, 'urdf', 'denoc_arm7.urdf')

@@ -1,6 +1,47 @@
-"""URDF strings for tests: Saha's planar arm and random serial chains."""
+"""
+Sample robots as URDF text, for tests, benchmarks and experiments.
+
+Saha's planar arm, random serial chains and trees (mimic joints among them), a heavy
+wrist far from the base, a gripper with a mimic finger, and the small building blocks
+(:func:`link`, :func:`joint`, :func:`robot`) from which a test writes its own tree.
+Like Pinocchio's ``buildSampleModelManipulator``, they live in the package so that the
+tests and the benchmarks build the same robots.
+"""
 
 import numpy as np
+
+#: The inertia tensor of :func:`link` unless one is given.
+INERTIA = '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
+
+
+def link(name, mass=1.0, xyz='0 0 0', rpy='0 0 0', inertia=INERTIA):
+    """Return a ``<link>`` with a mass at ``xyz`` (inertial frame turned by ``rpy``)."""
+    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="{rpy}"/>'
+            f'<mass value="{mass}"/>{inertia}</inertial></link>')
+
+
+def joint(name, parent, child, kind='revolute', xyz='0 0 0.1', axis='0 1 0', extra=''):
+    """Return a ``<joint>`` of ``kind`` from ``parent`` to ``child``, limited to +-1."""
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+            f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
+            f'<limit lower="-1" upper="1" effort="10" velocity="1"/>{extra}</joint>')
+
+
+def robot(*parts):
+    """Return a ``<robot>`` of ``parts`` below a massless link named ``base``."""
+    return '<robot name="t"><link name="base"/>' + ''.join(parts) + '</robot>'
+
+
+def hand_robot():
+    """Return a 2-joint arm whose 'hand' carries two prismatic fingers, 'fr' mimics 'fl'."""
+    return robot(
+        link('a'), joint('j1', 'base', 'a', axis='0 0 1'),
+        link('hand', xyz='0.05 0 0'), joint('j2', 'a', 'hand', xyz='0.3 0 0'),
+        link('left', mass=0.5, xyz='0 0.02 0'),
+        joint('fl', 'hand', 'left', kind='prismatic', xyz='0.1 0 0', axis='0 1 0'),
+        link('right', mass=0.5, xyz='0 -0.02 0'),
+        joint('fr', 'hand', 'right', kind='prismatic', xyz='0.1 0 0', axis='0 -1 0',
+              extra='<mimic joint="fl" multiplier="1" offset="0"/>'))
 
 
 def _v(x):

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import random_chain_urdf
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 import numpy as np
 import pytest
@@ -15,7 +16,6 @@ from ros_helpers import ros_args
 from ros_helpers import RosClient
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from urdf_factory import random_chain_urdf
 
 pytestmark = pytest.mark.ros
 

@@ -66,7 +66,7 @@ def test_energy_drift_is_fourth_order_integration_error():
 
 def _tree_with_mimic_joints():
     """Return a random tree of 8 bodies, 2 of them mimic joints (a seed that has them)."""
-    from urdf_factory import random_tree_urdf
+    from denoc_dynamics.sample_urdfs import random_tree_urdf
     robot = load_urdf(random_tree_urdf(np.random.default_rng(0), 8, fixed=0.2, mimic=0.3))
     assert robot.mimic_joints and len(set(robot.chain.parent.tolist())) < robot.n_bodies
     return robot

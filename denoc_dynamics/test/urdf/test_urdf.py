@@ -7,27 +7,10 @@ from denoc_dynamics import load_urdf, load_urdf_xml
 from denoc_dynamics.core import gim, udu, urdf_xml
 from denoc_dynamics.core.urdf import build_chain, merge_inertias, URDFWarning
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import (hand_robot, INERTIA, joint, link, planar_urdf,
+                                         random_inertia, robot)
 import numpy as np
 import pytest
-from urdf_factory import planar_urdf, random_inertia
-
-INERTIA = '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
-
-
-def link(name, mass=1.0, xyz='0 0 0', rpy='0 0 0', inertia=INERTIA):
-    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="{rpy}"/>'
-            f'<mass value="{mass}"/>{inertia}</inertial></link>')
-
-
-def joint(name, parent, child, kind='revolute', xyz='0 0 0.1', axis='0 1 0', extra=''):
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
-            f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
-            f'<limit lower="-1" upper="1" effort="10" velocity="1"/>{extra}</joint>')
-
-
-def robot(*parts):
-    return '<robot name="t"><link name="base"/>' + ''.join(parts) + '</robot>'
-
 
 TWO_LINK = robot(link('a'), joint('j1', 'base', 'a'), link('b', xyz='0 0 0.2'),
                  joint('j2', 'a', 'b', xyz='0.3 0 0'))
@@ -109,18 +92,6 @@ def test_root_inertia_is_ignored_and_reported():
     np.testing.assert_array_equal(r.inertia_matrix(q), light.inertia_matrix(q))
     assert r.chain.root_mass_ignored == 50.0
     assert 'ignored' in r.summary() and '50.0000 kg' in r.summary()
-
-
-def hand_robot():
-    """Return a 2-joint arm whose 'hand' carries two prismatic fingers, 'fr' mimics 'fl'."""
-    return robot(
-        link('a'), joint('j1', 'base', 'a', axis='0 0 1'),
-        link('hand', xyz='0.05 0 0'), joint('j2', 'a', 'hand', xyz='0.3 0 0'),
-        link('left', mass=0.5, xyz='0 0.02 0'),
-        joint('fl', 'hand', 'left', kind='prismatic', xyz='0.1 0 0', axis='0 1 0'),
-        link('right', mass=0.5, xyz='0 -0.02 0'),
-        joint('fr', 'hand', 'right', kind='prismatic', xyz='0.1 0 0', axis='0 -1 0',
-              extra='<mimic joint="fl" multiplier="1" offset="0"/>'))
 
 
 def test_branched_urdf_without_tip_link_is_the_whole_tree():
@@ -521,13 +492,12 @@ def test_50000_dof_chain_loads_in_linear_memory():
     import sys
     code = (
         'import resource, sys\n'
-        'sys.path.insert(0, sys.argv[1])\n'
-        'from urdf_factory import planar_urdf\n'
+        'from denoc_dynamics.sample_urdfs import planar_urdf\n'
         'from denoc_dynamics import load_urdf\n'
         'n = 50000\n'
         'assert load_urdf(planar_urdf([0.2] * n, [1.0] * n)).n == n\n'
         'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n')
-    run = subprocess.run([sys.executable, '-c', code, str(Path(__file__).parent)],
+    run = subprocess.run([sys.executable, '-c', code],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     peak = int(run.stdout.split()[-1])

@@ -27,56 +27,13 @@ import xml.etree.ElementTree as ET
 import zlib
 
 from denoc_dynamics.core.urdf import build_chain
-from denoc_dynamics.resources import bundled_urdf, example_robot_data_dir
+from helpers import body_poses, body_positions, BUNDLED, ORACLE, pin, REFUSED, ROBOTS_DIR
+from helpers import urdf_mimics, urdf_path, URDFS
 import numpy as np
 import pytest
-from test_urdf_tree import body_poses, body_positions
 
-try:
-    import pinocchio as pin
-except ImportError as exc:      # skip the tests, not the module (see test_pinocchio.py)
-    pin = None
-    PIN_MISSING = f'pinocchio cannot be imported: {exc}'
-
-TOL = 1e-12
-ROBOTS_DIR = example_robot_data_dir()
-BUNDLED = 'bundled:denoc_arm7_gripper'
-
-#: URDFs of example-robot-data that must not load, and why (each message names it).
-REFUSED = {
-    'ur_description/urdf/ur3.urdf': 'URDF has no <link> elements',    # an empty <robot/>
-    # a single link: nothing moves
-    'hector_description/robots/quadrotor_base.urdf': 'no movable joint',
-    'iris_description/robots/iris_simple.urdf': "no movable joint below 'iris__base_link'",
-    # its left hand's mimic joints name the right hand's joints without their prefix
-    'alex_description/urdf/alex_psyonic_hands.urdf':
-        "joint 'Left_index_q2' mimics joint 'index_q1', which is not defined",
-    'romeo_description/urdf/romeo_laas_small.urdf':
-        "link 'LHipPitch_link': <inertia> tensor is not positive",
-    'romeo_description/urdf/romeo_small.urdf':
-        "link 'RShoulderYawLink': <inertia> violates the triangle inequality",
-}
-
-
-def _urdfs():
-    if ROBOTS_DIR is None:
-        return []
-    return sorted(str(path.relative_to(ROBOTS_DIR)) for path in ROBOTS_DIR.rglob('*.urdf'))
-
-
-URDFS = _urdfs()
-
-
-@pytest.fixture(autouse=True)
-def _oracles_installed():
-    if pin is None:
-        pytest.skip(PIN_MISSING)
-    if ROBOTS_DIR is None:
-        pytest.skip('example-robot-data is not installed')
-
-
-def _path(name):
-    return bundled_urdf(name.split(':')[1]) if name == BUNDLED else str(ROBOTS_DIR / name)
+pytestmark = pytest.mark.usefixtures('oracles')
+TOL = ORACLE
 
 
 class Pair:
@@ -84,7 +41,7 @@ class Pair:
 
     def __init__(self, name):
         """Load ``name`` on both sides."""
-        path = _path(name)
+        path = urdf_path(name)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')     # PR2's sensor_mount_link, Allegro, HyQ
             self.chain = build_chain(path)
@@ -175,30 +132,10 @@ def test_body_inertias(pair):
         1.0, model.inertias[0].mass)
 
 
-def _urdf_mimics(path):
-    """Return {joint: (root leader, multiplier, offset)} from the URDF text."""
-    root = ET.parse(path).getroot()
-    direct = {}
-    for joint in root.findall('joint'):
-        element = joint.find('mimic')
-        if element is not None and joint.get('type') != 'fixed':
-            direct[joint.get('name')] = (element.get('joint'),
-                                         float(element.get('multiplier', 1.0)),
-                                         float(element.get('offset', 0.0)))
-
-    def resolve(name):
-        leader, a, b = direct[name]
-        if leader not in direct:
-            return leader, a, b
-        root_leader, a2, b2 = resolve(leader)
-        return root_leader, a * a2, a * b2 + b
-    return {name: resolve(name) for name in direct}
-
-
 @pytest.mark.parametrize('pair', LOADED, indirect=True)
 def test_mimic_joints(pair):
     chain, model = pair.chain, pair.model
-    expected = _urdf_mimics(pair.path)
+    expected = urdf_mimics(pair.path)
     mimics = [chain.joint_names[k] for k in np.flatnonzero(chain.mimic_leader >= 0)]
     assert sorted(mimics) == sorted(expected)
     for k in np.flatnonzero(chain.mimic_leader >= 0):
@@ -242,7 +179,7 @@ def test_mimic_robots_are_among_them():
                  'tiago_pro_description/robots/tiago_pro.urdf', BUNDLED):
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            chain = build_chain(_path(name))
+            chain = build_chain(urdf_path(name))
         counts[Path(name).stem] = int((chain.mimic_leader >= 0).sum())
     assert counts == {'panda': 1, 'baxter': 2, 'pr2': 10, 'romeo': 22, 'tiago_pro': 10,
                       'bundled:denoc_arm7_gripper': 1}

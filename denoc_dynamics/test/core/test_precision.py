@@ -1,5 +1,5 @@
 """
-Accuracy far from the base origin, and on extreme chains (issue 9, item 8).
+Accuracy far from the base origin, and on extreme chains.
 
 Referring every body to the base origin cancels digits as m |O|^2 against m (size)^2:
 a 10 t body of 1 mm size had an inertia-matrix error of 7e-11 at 1 m from the base and
@@ -25,19 +25,15 @@ eta <= 100 eps cond(M).
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.core.robot import FD_METHODS
+from denoc_dynamics.sample_urdfs import heavy_wrist_urdf, planar_urdf, random_chain_urdf
+from helpers import backward_error, pin, relative_error
 import numpy as np
 import pytest
-from urdf_factory import heavy_wrist_urdf, planar_urdf, random_chain_urdf
 
 #: every forward-dynamics solver
 SOLVERS = FD_METHODS
 
-try:
-    import pinocchio as pin
-except ImportError as exc:  # skip the tests, not the module: see _pinocchio_installed
-    pin = None
-    PIN_MISSING = f'pinocchio cannot be imported: {exc}'
-
+pytestmark = pytest.mark.usefixtures('oracles')
 EPS = np.finfo(float).eps
 TOL = 1e-13          # normwise relative error against Pinocchio (~450 eps)
 # ID: efforts can be small differences of large moments (the wrist's are 0.02 N m out
@@ -45,18 +41,6 @@ TOL = 1e-13          # normwise relative error against Pinocchio (~450 eps)
 TOL_ID = 1e-12
 FD_FACTOR = 100.0    # eta <= FD_FACTOR eps cond(M)
 DISTANCES = (1.0, 100.0, 1000.0)
-
-
-@pytest.fixture(autouse=True)
-def _pinocchio_installed():
-    """
-    Skip each test where Pinocchio is missing.
-
-    Not a module-level skip: under launch_testing's pytest plugin that would end the
-    collection of the whole directory, launch tests included.
-    """
-    if pin is None:
-        pytest.skip(PIN_MISSING)
 
 
 class Reference:
@@ -84,16 +68,6 @@ class Reference:
                         self._full(qdd))[self.idx]
 
 
-def rel(actual, expected, floor=0.0):
-    return np.linalg.norm(actual - expected) / max(np.linalg.norm(expected), floor)
-
-
-def backward_error(M, qdd, phi):
-    """Return eta = ||M qdd - phi|| / (||M|| ||qdd|| + ||phi||)."""
-    return np.linalg.norm(M @ qdd - phi) / (np.linalg.norm(M, 2) * np.linalg.norm(qdd)
-                                            + np.linalg.norm(phi))
-
-
 def fd_ratio(robot, ref, q, qd, tau, method):
     """Return eta / (eps cond(M)) of our FD at one state."""
     M = ref.M(q)
@@ -115,21 +89,23 @@ def check_against_pinocchio(urdf):
     ref = Reference(urdf, robot)
     for q, qd, tau in states(robot):
         M = ref.M(q)
-        assert rel(robot.inertia_matrix(q), M) < TOL, 'GIM'
+        assert relative_error(robot.inertia_matrix(q), M) < TOL, 'GIM'
         qdd = np.random.default_rng(1).normal(size=robot.n)
-        assert rel(robot.inverse_dynamics(q, qd, qdd), ref.rnea(q, qd, qdd)) < TOL_ID, 'ID'
+        assert relative_error(robot.inverse_dynamics(q, qd, qdd),
+                              ref.rnea(q, qd, qdd)) < TOL_ID, 'ID'
         U, d = robot.udu(q)
-        assert rel(U @ np.diag(d) @ U.T, M) < TOL, 'UDU'
+        assert relative_error(U @ np.diag(d) @ U.T, M) < TOL, 'UDU'
         M_inv = np.linalg.inv(M)
-        assert rel(robot.inverse_inertia_matrix(q), M_inv) < FD_FACTOR * EPS * np.linalg.cond(M)
+        assert relative_error(robot.inverse_inertia_matrix(q), M_inv) \
+            < FD_FACTOR * EPS * np.linalg.cond(M)
         H, b = robot.composite_body(q, qd)
-        assert rel(H, M) < TOL, 'H (003)'
+        assert relative_error(H, M) < TOL, 'H (003)'
         # b of the wrist is ~1e-14 (no gravity torque): relative to the efforts' scale,
         # total weight times the chain's extent plus ||M|| ||qd||^2
         kin = robot.kinematics(q)
         scale = (kin.m.sum() * 9.81 * np.abs(kin.C - kin.O[0]).max()
                  + np.linalg.norm(M) * np.linalg.norm(qd) ** 2)
-        assert rel(b, ref.rnea(q, qd, np.zeros(robot.n)), scale) < TOL_ID, 'b (003)'
+        assert relative_error(b, ref.rnea(q, qd, np.zeros(robot.n)), scale) < TOL_ID, 'b (003)'
         for method in SOLVERS:
             assert fd_ratio(robot, ref, q, qd, tau, method) < FD_FACTOR, method
 
@@ -159,7 +135,8 @@ def test_two_dof_arm_far_from_base(distance):
         expected = pin.aba(ref.model, ref.data, ref._full(q), ref._full(qd),
                            ref._full(tau))[ref.idx]
         for method in SOLVERS:
-            assert rel(robot.forward_dynamics(q, qd, tau, method=method), expected) < 1e-13
+            assert relative_error(robot.forward_dynamics(q, qd, tau, method=method),
+                                  expected) < 1e-13
 
 
 def test_wrist_on_long_rod_turning_about_its_length():
