@@ -40,6 +40,7 @@ import time
 from typing import Dict, List, Optional
 
 import numpy as np
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
@@ -128,7 +129,8 @@ class ControlPanel:
                                                     names.reset_simulation))
         self.mode = 'unknown'
         self.clock: List = []            # (wall, simulated) of /clock, last 2 s
-        self.clock_sub = node.create_subscription(Clock, '/clock', self._on_clock, 10)
+        self.clock_sub = node.create_subscription(Clock, '/clock', self._on_clock, 10,
+                                                  raw=True)   # read ten times a second
         self.trajectory_pub = node.create_publisher(JointTrajectory, names.trajectory, 10)
         self.command_pub = node.create_publisher(JointState, names.joint_commands, 10)
         self.joints: List[str] = []
@@ -317,8 +319,11 @@ class ControlPanel:
                  lambda r: self._say(r.message if r.success else f'refused: {r.message}'),
                  self._say)
 
-    def _on_clock(self, msg):
+    def _on_clock(self, data):
         now = time.monotonic()
+        if self.clock and now - self.clock[-1][0] < 0.1:
+            return
+        msg = deserialize_message(data, Clock)
         t = msg.clock.sec + 1e-9 * msg.clock.nanosec
         if self.clock and t < self.clock[-1][1]:
             self.clock = []              # the time was reset

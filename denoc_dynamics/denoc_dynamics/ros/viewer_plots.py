@@ -4,7 +4,7 @@ Live plots of the browser view: positions, efforts, external torques, tracking e
 :class:`Trace` keeps the last ``window`` seconds of a set of named signals, at most
 ``rate`` samples a second (joint states come at 100 Hz or more; a plot needs
 fewer).  :class:`Plots` shows them in uPlot charts (viser's ``add_uplot``), updated
-twice a second while a browser is connected, each chart only once its signal has
+once a second while a browser is connected, each chart only once its signal has
 arrived: joint positions and efforts (``joint_states``), the external torques that
 dynamics_node estimates (``~/external_torques``, values in ``effort``) and the
 tracking error of the trajectory controller (its ``~/status``, while a trajectory
@@ -96,7 +96,7 @@ class Plots:
         self.traces[key].add(time.monotonic() if now is None else now, names, values)
 
     def update(self):
-        """Send the charts whose data changed (twice a second, with a browser watching)."""
+        """Send the charts whose data changed (once a second, with a browser watching)."""
         now = time.monotonic()
         for key, title, unit in CHARTS:
             trace = self.traces[key]
