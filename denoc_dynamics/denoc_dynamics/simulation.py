@@ -44,6 +44,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import physics
+from .core.call import FORWARD_DYNAMICS
 from .core.robot import FD_METHODS, load_urdf_xml, Robot
 from .core.warm_up import WARM_UP_TREE
 from .physics import Physics
@@ -617,8 +618,11 @@ class Simulation:
         p = self.params
         hz = self.stop_omega / (2.0 * math.pi)
         dynamics = FD_DESCRIPTIONS[p.fd_method]
-        if self.robot.n < self.robot.n_bodies:
-            dynamics = 'the constrained GIM + Cholesky of the mimic joints (compiled)'
+        mimics = self.robot.n_bodies - self.robot.n
+        if mimics and isinstance(self.robot, Robot):
+            dynamics = (f'{dynamics} with {mimics} mimic joints, one more solve each'
+                        if self.robot.fd_algorithms[p.fd_method] == FORWARD_DYNAMICS else
+                        'the constrained GIM + Cholesky of the mimic joints (compiled)')
         return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz on '
                 f'{dynamics}, limit stops '
                 f'{hz.min():.1f}-{hz.max():.1f} Hz (zeta {p.limit_stop_damping_ratio:g}), '

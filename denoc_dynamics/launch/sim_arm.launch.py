@@ -12,6 +12,16 @@ Launch arguments:
   rviz          true: also start rviz2 with config/denoc_arm.rviz (and
                 robot_state_publisher, which its TF needs; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
+  payload_link, payload_mass, payload_com, payload_inertia
+                one start-up payload for all three nodes (their payload.* parameters):
+                the link (default none), mass [kg], center of mass "[x, y, z]" [m] in the
+                link frame, inertia "[ixx, ixy, ixz, iyy, iyz, izz]" [kg m^2] about it;
+                ~/set_payload changes it at run time
+
+The dynamics node and the trajectory controller read the sim node's own copy of the
+joint states, ``robot_joint_states`` in the namespace (published by nothing else;
+``joint_states`` is for everyone), and each keeps to the first publisher it hears
+there: a GUI, a bag replay or a second arm cannot steer them.
 
 The launch arguments take precedence over params_file: each node is given its
 namespace, so launch_ros writes them under the node's full name, after the file.
@@ -23,6 +33,8 @@ params_file.
 Run it with:
   ros2 launch denoc_dynamics sim_arm.launch.py use_rsp:=true use_sim_time:=true
 """
+
+from typing import List
 
 from denoc_dynamics.ros.launch_support import controller_friction_parameters
 from denoc_dynamics.simulation import INTEGRATORS
@@ -37,6 +49,29 @@ from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+#: The launch arguments of the payload: (name, parameter, type, default, description).
+PAYLOAD_ARGUMENTS = (
+    ('payload_link', 'payload.link', str, '', 'link the payload is fixed to (empty: none)'),
+    ('payload_mass', 'payload.mass', float, '0.0', 'payload mass [kg]'),
+    ('payload_com', 'payload.center_of_mass', List[float], '[0.0, 0.0, 0.0]',
+     'payload center of mass [m] in the link frame'),
+    ('payload_inertia', 'payload.inertia', List[float], '[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]',
+     'payload inertia [kg m^2] about its center of mass, link frame: '
+     '[ixx, ixy, ixz, iyy, iyz, izz]'),
+)
+
+
+def payload_parameters():
+    """Return the payload.* parameters of the three nodes, from the launch arguments."""
+    return {parameter: ParameterValue(LaunchConfiguration(name), value_type=kind)
+            for name, parameter, kind, _, _ in PAYLOAD_ARGUMENTS}
+
+
+#: The dynamics node and the controller follow the sim node's own copy of its joint
+#: states (robot_joint_states, published by nothing else), not joint_states, which a
+#: GUI, a bag or another arm without a namespace may publish too.
+OWN_STATES = ('joint_states', 'robot_joint_states')
 
 
 def trajectory_controller(context):
@@ -55,9 +90,10 @@ def trajectory_controller(context):
     return [Node(
         package='denoc_dynamics', executable='trajectory_controller',
         name='trajectory_controller', namespace=namespace, output='screen',
+        remappings=[OWN_STATES],
         parameters=[params_file, {'urdf_path': urdf,
                                   'use_sim_time': LaunchConfiguration('use_sim_time')},
-                    friction])]
+                    friction, payload_parameters()])]
 
 
 def generate_launch_description():
@@ -68,6 +104,8 @@ def generate_launch_description():
     params_file = LaunchConfiguration('params_file')
     rviz = LaunchConfiguration('rviz')
     return LaunchDescription([
+        *(DeclareLaunchArgument(name, default_value=default, description=description)
+          for name, _, _, default, description in PAYLOAD_ARGUMENTS),
         DeclareLaunchArgument(
             'namespace', default_value='',
             description='namespace of the nodes and of their relative topics and services'),
@@ -98,11 +136,12 @@ def generate_launch_description():
                 'integrator': LaunchConfiguration('integrator'),
                 # the simulation is the clock: it never runs on /clock itself
                 'publish_clock': use_sim_time,
-            }]),
+            }, payload_parameters()]),
         Node(
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
+            namespace=namespace, output='screen', remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        payload_parameters()]),
         OpaqueFunction(function=trajectory_controller),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',

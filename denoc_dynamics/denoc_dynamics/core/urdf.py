@@ -109,6 +109,8 @@ class Chain:
     dropped_links: List[str] = field(default_factory=list)
     locked_joints: Dict[str, float] = field(default_factory=dict)
     root_mass_ignored: float = 0.0
+    # every kept link: (its body, -1 the base; its pose (4, 4) in that body's frame)
+    link_poses: Dict[str, Tuple[int, np.ndarray]] = field(default_factory=dict)
     # the tree and the mimic relations; None: a serial chain without mimic joints
     parent: Optional[np.ndarray] = None             # (n,) int64: parent body, -1 the base
     mimic_leader: Optional[np.ndarray] = None       # (n,) int64: leader body, -1 if none
@@ -232,6 +234,7 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
         locked_joints=locked, root_mass_ignored=root_mass,
+        link_poses={name: (k - 1, pose[name]) for name, k in body_of.items()},
         parent=np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64),
         mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2],
         description=robot)

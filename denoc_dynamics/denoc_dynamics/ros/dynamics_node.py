@@ -7,7 +7,10 @@ Subscribes
   missing or named twice, a NaN/Inf, a joint speed above ``max_velocity``, or
   position/velocity arrays whose lengths differ from the names is rejected (counted,
   throttled warning); so is a state whose dynamics overflow to NaN/Inf with the
-  latest effort command: nothing non-finite is ever published.
+  latest effort command: nothing non-finite is ever published.  Only the arm's own
+  states are used (:mod:`.state_gate`): while the topic has a second publisher
+  (another arm on the domain without a namespace), states stamped before the previous
+  one (a bag replay) or ahead of the node's clock are rejected, counted and logged.
   ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
   ``joints`` parameter (default: chain order); a command older than
   ``command_timeout`` counts as zero torque.
@@ -29,6 +32,8 @@ Services
   (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
   cannot be served (the same checks as the topic's, or a result that is not finite)
   gets ``success = false`` and ``reason: detail`` in ``message``.
+  ``~/set_payload`` (SetPayload), with ``~/payload`` latched: the model's payload,
+  switched at once (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
 :attr:`DynamicsNode.command_rejections`, :attr:`DynamicsNode.request_rejections`)
@@ -58,9 +63,12 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import declare
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .state_gate import StateGate
 from .. import NonFiniteResult
 from ..core.robot import FD_METHODS
+from ..names import name_list
 from ..simulation import PhysicsParameters
 
 
@@ -130,10 +138,18 @@ class DynamicsNode(Node):
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if self.publish_bias else None)
 
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
 
+        # the EventsExecutor this node runs on gives no message info (publisher GID):
+        # the gate counts the topic's publishers instead
+        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
+        self._last_now = None
         self.state_sub = self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
+            JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}),
+            qos_profile_sensor_data)
+        self.create_timer(1.0, self._count_state_publishers)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
         for srv_type, name, compute in (
@@ -152,12 +168,17 @@ class DynamicsNode(Node):
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
-        self.robot = robot
+        self._unloaded = robot
+        self.robot = self.payload.start_up(robot).attach(robot)
         self.states = JointStateReader(robot.joint_names, self.max_velocity)
         self.commands = commands
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: the model with the new payload, at once."""
+        self.robot = payload.attach(self._unloaded)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -172,9 +193,20 @@ class DynamicsNode(Node):
         except Rejected as exc:
             self.command_rejections.add(exc)
 
-    def _on_joint_state(self, msg):
+    def _count_state_publishers(self):
+        if self.state_sub is not None:
+            self.gate.check_graph(self.count_publishers(self.state_sub.topic_name))
+
+    def _on_joint_state(self, msg, info=None):
+        """Take one joint state (``info``: as :meth:`.state_gate.StateGate.admit`)."""
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
+            return
+        now = self._now()
+        if self._last_now is not None and now < self._last_now:
+            self.gate.restart()    # the clock jumped back: a reset simulation
+        self._last_now = now
+        if not self.gate.admit(msg, now, info):
             return
         q, qd = state
         robot = self.robot
@@ -310,7 +342,8 @@ class DynamicsNode(Node):
     @staticmethod
     def _unknown_note(reader, names, what):
         unknown = reader.unknown(names)
-        return f'ok; joints not in the chain {what}: {unknown}' if unknown else 'ok'
+        return (f'ok; joints not in the chain {what}: {name_list(unknown)}' if unknown
+                else 'ok')
 
 
 def main(args=None):

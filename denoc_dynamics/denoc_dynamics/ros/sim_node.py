@@ -53,6 +53,10 @@ Services
   (time and state frozen), false resumes.  Where the ``simulation_interfaces``
   package is installed, also the ROS 2 standard simulator services and action
   (:mod:`.simulation_services`).
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the simulated arm's payload changes linearly in mass and inertia over the request's
+  transition time (simulated seconds), as UR's set_payload does
+  (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
@@ -64,11 +68,13 @@ import threading
 import numpy as np
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
+from rclpy.clock import ROSClock as RosTimeClock
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
+from rclpy.time_source import TimeSource
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -81,9 +87,11 @@ from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
 from .parameters import value as parameter_value
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .simulation_services import attach_simulation_services
 from ..servo import unstable_gains
@@ -200,6 +208,13 @@ class SimNode(Node):
         self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
         self.joint_commands = None
         self.listeners = []  # called with each published Snapshot
+        self.state_listeners = []  # called with each published JointState, after it
+        # The simulated time as a ROS clock, for nodes composed in this process
+        # (denoc_sim_arm's controller): set as /clock is, without the trip through DDS.
+        self.sim_clock = RosTimeClock()
+        self._time_source = TimeSource()
+        self._time_source.attach_clock(self.sim_clock)
+        self._time_source.ros_time_is_active = True
         self._js_msg = None
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
 
@@ -207,6 +222,9 @@ class SimNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if self.publish_clock else None)
         self._clock_msg = Clock()
+        self._unloaded = None     # the model without payload
+        self._transition = None   # (from, to, start [s of simulated time], duration)
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -216,14 +234,19 @@ class SimNode(Node):
         self.joint_command_sub = self.create_subscription(
             JointState, joint_commands_topic, self._on_joint_command, QoSProfile(depth=1))
         self._tick_waiters = []   # futures completed by the next physics tick
-        self.create_service(Trigger, '~/reset', self._reset)
-        self.create_service(SetBool, '~/pause', self._pause)
+        self.step_generation = 0  # bumped by every reset and state change: ends stepping
+        self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
+        self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
         if status_period > 0.0:
             self.create_timer(status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
+        self._unloaded, self._transition = robot, None
+        # the simulated robot has its own constants, which a payload changes in place
+        robot = self.payload.start_up(robot).attach(robot.with_payload(
+            robot.chain.link_names[-1], 0.0, np.zeros(3), np.zeros((3, 3))))
         sim = Simulation(robot, self.physics,
                          initial_positions=leading_pose(robot, self.initial_positions),
                          start_mode=self.start_mode)
@@ -237,12 +260,9 @@ class SimNode(Node):
             self.commands = commands
             self.joint_commands = joint_commands
             # joint_states carries the mimic joints too, after the coordinates, as
-            # joint_state_publisher does: q_m = a q_leader + b, qd_m = a qd_leader
+            # joint_state_publisher does (Robot.body_positions and body_rates)
             mimic = robot.mimic_joints
-            self._mimic = (np.array([robot.joint_names.index(leader)
-                                     for leader, _, _ in mimic.values()], dtype=int),
-                           np.array([a for _, a, _ in mimic.values()]),
-                           np.array([b for _, _, b in mimic.values()]))
+            self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
             self._js_msg = JointState(name=robot.joint_names + list(mimic))
             if self.runner is None:
                 self.runner = SimulationRunner(
@@ -291,8 +311,32 @@ class SimNode(Node):
                 f'inertia {sim.inertia[i]:.3g}')
         return reader
 
+    # --- payload -------------------------------------------------------------------
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: from the current payload to ``payload`` over the transition time."""
+        with self.lock:
+            start = self.payload.current
+            if self._transition is not None:   # a transition under way: from where it is
+                start = self._transition[1]
+            self._transition = (start, payload, self.sim.t, transition_time)
+        self._advance_payload()
+
+    def _advance_payload(self):
+        """Set the simulated payload along the transition (linear in mass and inertia)."""
+        with self.lock:
+            old, new, t0, duration = self._transition
+            s = 1.0 if duration <= 0.0 else min(1.0, max(0.0, (self.sim.t - t0) / duration))
+            loaded = new.scaled(s).attach(old.scaled(1.0 - s).attach(self._unloaded))
+            robot = self.sim.robot
+            robot.model.reals[:] = loaded.model.reals    # read by the compiled physics
+            robot.chain = loaded.chain
+            if s >= 1.0:
+                self._transition = None
+
     # --- physics -------------------------------------------------------------------
     def _tick(self):
+        if self._transition is not None:
+            self._advance_payload()
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -330,17 +374,20 @@ class SimNode(Node):
 
     def _publish(self, snapshot):
         msg = self._js_msg
+        _time_msg(self._clock_msg.clock, snapshot.t)
+        self._time_source.clock_callback(self._clock_msg)
         if self.clock_pub is not None:
             _time_msg(msg.header.stamp, snapshot.t)
-            _time_msg(self._clock_msg.clock, snapshot.t)
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
-        leader, a, b = self._mimic
-        if len(leader):
-            msg.position = np.concatenate((snapshot.q, a * snapshot.q[leader] + b)).tolist()
-            msg.velocity = np.concatenate((snapshot.qd, a * snapshot.qd[leader])).tolist()
-            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(leader)))).tolist()
+        mimics, robot = self._mimic, self.sim.robot
+        if len(mimics):
+            msg.position = np.concatenate(
+                (snapshot.q, robot.body_positions(snapshot.q)[mimics])).tolist()
+            msg.velocity = np.concatenate(
+                (snapshot.qd, robot.body_rates(snapshot.qd)[mimics])).tolist()
+            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(mimics)))).tolist()
         else:
             msg.position = snapshot.q.tolist()
             msg.velocity = snapshot.qd.tolist()
@@ -350,6 +397,8 @@ class SimNode(Node):
             self.robot_js_pub.publish(msg)
         for listener in self.listeners:
             listener(snapshot)
+        for listener in self.state_listeners:
+            listener(msg)
 
     def _on_failure(self, message):
         self.get_logger().error(f'simulation stopped: {message}; call ~/reset')
@@ -397,6 +446,7 @@ class SimNode(Node):
         with self.lock:
             response.message = self.sim.reset()
             self.runner.set_simulation(self.sim)
+            self.step_generation += 1
         response.success = True
         self.get_logger().info(response.message)
         return response
@@ -408,6 +458,7 @@ class SimNode(Node):
             return response
         with self.lock:
             self.sim.set_paused(request.data)
+            self.step_generation += 1
         response.success = True
         response.message = 'paused' if request.data else 'resumed'
         return response

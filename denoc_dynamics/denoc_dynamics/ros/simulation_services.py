@@ -27,13 +27,26 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   paused, and paused again after; otherwise RESULT_OPERATION_FAILED, as the
   definitions say.  Both step one publish period at a time, publishing after each
   and letting the other callbacks run in between (the action's feedback comes then);
-  the action can be cancelled between two periods.
+  the action can be cancelled between two periods.  Stepping ends (RESULT_OPERATION_
+  FAILED, saying why and after how many steps) when the state is set (PAUSED,
+  STOPPED, PLAYING), the simulation is reset (any scope, ``~/reset``, ``~/pause``), or
+  the caller is gone (fewer clients of the service, or subscribers of the action's
+  feedback, than when the stepping began).  One stepping at a time: a step request while another runs is refused
+  (RESULT_OPERATION_FAILED, "already stepping"), counted and logged, never run
+  alongside (N callers never step N times as fast).
+
+Requests: every service here and the action queue up to ``REQUEST_DEPTH`` requests
+(:mod:`.joint_io`: a burst of callers), not rclpy's default 10.
 
 ``~/reset`` and ``~/pause`` stay as they are.  The package is not on PyPI: where it
 cannot be imported the node runs without these and says so in one log line.
 """
 
 import importlib
+
+from .joint_io import Rejected
+from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
 
 
 def import_interfaces():
@@ -82,12 +95,17 @@ class SimulationServices:
                 (srv.GetSimulationState, 'get_simulation_state', self._get_state),
                 (srv.SetSimulationState, 'set_simulation_state', self._set_state),
                 (srv.StepSimulation, 'step_simulation', self._step)):
-            node.create_service(srv_type, f'~/{name}', callback, callback_group=group)
+            node.create_service(srv_type, f'~/{name}', callback, callback_group=group,
+                                qos_profile=REQUEST_QOS)
+        self.action_name = f'{node.get_fully_qualified_name()}/simulate_steps'
         self.action_server = ActionServer(
-            node, action.SimulateSteps,
-            f'{node.get_fully_qualified_name()}/simulate_steps', self._simulate_steps,
+            node, action.SimulateSteps, self.action_name, self._simulate_steps,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT, callback_group=group)
+            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT, callback_group=group,
+            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
+            cancel_service_qos_profile=REQUEST_QOS)
+        self.stepping = False
+        self.refused = Rejections(node.get_logger(), 'step request')
 
     # --- helpers ----------------------------------------------------------------------
     def _result(self, result, code, message=''):
@@ -147,6 +165,7 @@ class SimulationServices:
                 sim.reset_time()
             sim.paused = paused
             self._restarted()
+            self.node.step_generation += 1
         what = {R.SCOPE_TIME: 'time', R.SCOPE_STATE: 'state'}.get(scope, 'time and state')
         self.node.get_logger().info(f'reset_simulation: {what} reset')
         self._result(response.result, self.msg.Result.RESULT_OK)
@@ -168,6 +187,7 @@ class SimulationServices:
             self._result(response.result, self.msg.Result.RESULT_FEATURE_UNSUPPORTED,
                          'only STATE_PLAYING, STATE_PAUSED and STATE_STOPPED are supported')
             return response
+        self.node.step_generation += 1    # ends a stepping under way, whatever the target
         if target == self.state():
             self._result(response.result, Response.ALREADY_IN_TARGET_STATE)
             return response
@@ -185,16 +205,41 @@ class SimulationServices:
         self._result(response.result, self.msg.Result.RESULT_OK)
         return response
 
-    async def _advance(self, steps, on_period=None, cancelled=None):
+    def _begin(self, result):
+        """Take the stepping for one caller; fill ``result`` and return False if refused."""
+        if not self.stepping:
+            self.stepping = True
+            return True
+        self.refused.add(Rejected('already stepping', 'a step request while another '
+                                  'stepping runs: refused (one at a time)'))
+        self._result(result, self.msg.Result.RESULT_OPERATION_FAILED,
+                     'already stepping: another StepSimulation or SimulateSteps runs; '
+                     'one at a time')
+        return False
+
+    async def _advance(self, steps, on_period=None, cancelled=None, gone=None):
         """
         Step ``steps`` physics steps while paused, a publish period at a time.
 
-        Return (steps taken, None) or (steps taken, why it stopped early).
+        Return (steps taken, None) or (steps taken, why it stopped early): cancelled,
+        the state set or the simulation reset meanwhile (``step_generation``), the
+        caller ``gone()``, not paused or failed.  Releases the stepping at the end.
         """
+        try:
+            return await self._advance_periods(steps, on_period, cancelled, gone)
+        finally:
+            self.stepping = False
+
+    async def _advance_periods(self, steps, on_period, cancelled, gone):
         done = 0
+        generation = self.node.step_generation
         while done < steps:
             if cancelled is not None and cancelled():
                 return done, 'cancelled'
+            if self.node.step_generation != generation:
+                return done, 'the simulation state was set or reset meanwhile'
+            if gone is not None and gone():
+                return done, 'the caller is gone'
             sim = self.node.sim
             if not sim.paused or sim.failure is not None:
                 return done, ('the simulation is not paused' if sim.failure is None
@@ -218,7 +263,12 @@ class SimulationServices:
             self._result(response.result, Result.RESULT_OPERATION_FAILED,
                          'the simulation is not paused: pause it before stepping')
             return response
-        done, failure = await self._advance(request.steps)
+        if not self._begin(response.result):
+            return response
+        name = f'{self.node.get_fully_qualified_name()}/step_simulation'
+        callers = self.node.count_clients(name)
+        done, failure = await self._advance(
+            request.steps, gone=lambda: self.node.count_clients(name) < callers)
         if failure is None:
             self._result(response.result, Result.RESULT_OK)
         else:
@@ -236,7 +286,12 @@ class SimulationServices:
                          'no robot model yet' if self.node.sim is None else
                          'the simulation is not paused: pause it before stepping')
             return result
+        if not self._begin(result.result):
+            goal_handle.abort()
+            return result
         feedback = self.action.SimulateSteps.Feedback()
+        feedback_topic = f'{self.action_name}/_action/feedback'
+        listeners = self.node.count_subscribers(feedback_topic)
 
         def on_period(done):
             feedback.completed_steps = done
@@ -244,7 +299,8 @@ class SimulationServices:
             goal_handle.publish_feedback(feedback)
 
         done, failure = await self._advance(
-            steps, on_period, lambda: goal_handle.is_cancel_requested)
+            steps, on_period, lambda: goal_handle.is_cancel_requested,
+            lambda: self.node.count_subscribers(feedback_topic) < listeners)
         if failure is None:
             goal_handle.succeed()
             self._result(result.result, Result.RESULT_OK)

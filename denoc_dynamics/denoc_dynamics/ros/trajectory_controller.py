@@ -12,14 +12,28 @@ Subscribes
   interpolation as the points give positions, velocities, accelerations;
   ``header.stamp`` zero starts now.  A new trajectory (or goal) replaces the current
   one, starting from the current reference, and preempts a running goal.  The
-  controller's time is that of the joint states' stamps (see :meth:`now`).  A bad one
+  controller's time is its own clock (ROS time: ``/clock`` under ``use_sim_time``; see
+  :meth:`now`), never a joint state's stamp.  A bad one
   (unknown or duplicate joints, non-increasing, negative or too late times, NaN or
   Inf, positions outside the limits, segments faster than the velocity limits, wrong
   array lengths, too many points, or an end before now with a non-zero stamp) is
-  rejected, counted and logged (throttled); nothing moves.  One received before the
+  rejected, counted and logged (throttled); nothing moves.  So is one whose
+  interpolated reference, sampled as it will be executed (from the current reference
+  on, :func:`denoc_dynamics.trajectory.check_execution`), leaves the position or
+  velocity limits, or jumps at the start by more than
+  ``constraints.start_tolerance``; or whose inverse dynamics (with the current
+  payload) along the same samples exceed the URDF ``<limit effort>`` (the error
+  names the joint, the time and the torque; parameter ``check_effort_limits``).
+  One received before the
   first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
-  gives one effort command, computed at its stamp.
+  gives one effort command, computed at the controller's time.  States from a second
+  publisher, stamped before the previous one or ahead of the clock are rejected,
+  counted and logged (:mod:`.state_gate`).  When the clock jumps back (a simulation
+  reset or stopped), jumps forward or the states stop for ``joint_state_timeout``, or
+  the arm jumps faster than its velocity limits allow (reset under a wall-clock
+  controller), the trajectory is dropped, a running goal aborted (INVALID_GOAL, the
+  reason in ``error_string``), and the arm held where the next state finds it.
 
 Publishes
   ``effort_commands`` (std_msgs/Float64MultiArray), in the order of the ``joints``
@@ -46,10 +60,21 @@ Action (where control_msgs is installed)
   or aborts with GOAL_TOLERANCE_VIOLATED once ``goal_time_tolerance`` has passed
   (0: waits).  After an abort or a cancel the arm holds where it is.  Feedback
   (desired, actual, error, index of the next point) comes with every command.  A new
-  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).
+  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).  At
+  shutdown every goal not finished ends aborted, "shutting down" (:meth:`end_goals`).
+  The goal, cancel and result services queue ``REQUEST_DEPTH`` (100) requests, so a
+  burst of clients is answered.
 Service (where control_msgs is installed)
   ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
   the running trajectory.
+Services
+  ``~/scale_to_torque_limits`` (denoc_dynamics_interfaces/ScaleToTorqueLimits): the
+  trajectory retimed by the smallest uniform time scaling that keeps its inverse
+  dynamics within the effort limits (:mod:`denoc_dynamics.torque_limits`), started
+  from the current reference.
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the payload of the computed-torque model, switched at once (:mod:`.payload_service`;
+  parameters ``payload.*`` at start-up).
 
 Gains are per joint: ``gains.<joint>.kp`` [1/s^2], ``gains.<joint>.kd`` [1/s] and
 ``gains.<joint>.friction_velocity`` [rad/s], and tolerances
@@ -63,7 +88,9 @@ import sys
 import time
 
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
+from denoc_dynamics_interfaces.srv import ScaleToTorqueLimits
 import numpy as np
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -76,11 +103,19 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejections
+from .joint_io import REQUEST_DEPTH
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import declare
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
+from ..torque_limits import check_efforts
+from ..torque_limits import time_scaling
+from ..trajectory import check_execution
 from ..trajectory import check_trajectory
+from ..trajectory import START_TOLERANCE
 from ..trajectory import Trajectory
 from ..trajectory import TrajectoryError
 from ..trajectory import TrajectoryPoint
@@ -89,6 +124,12 @@ from ..trajectory import TrajectoryPoint
 #: INVALID_JOINTS; OLD_HEADER is OLD_HEADER_TIMESTAMP; every other one INVALID_GOAL.
 JOINT_REASONS = ('unknown joint', 'duplicate joint', 'partial joints')
 OLD_HEADER = 'old header timestamp'
+
+#: A joint that moves faster than this many times its velocity limit between two
+#: states, plus STATE_JUMP_MARGIN [rad, m], jumped: the arm was reset under the
+#: controller (the simulated drives brake joints beyond their limits up to 3 times it).
+STATE_JUMP_SPEEDS = 4.0
+STATE_JUMP_MARGIN = 0.05
 
 #: At most one INFO line about accepted trajectories every this many seconds; the
 #: ones in between are counted and summarized in the next line.
@@ -288,8 +329,21 @@ class TrajectoryController(Node):
             self, 'constraints.goal_time', Parameter.Type.DOUBLE, 0.0,
             'time [s] after the last point to get within the goal tolerances before the '
             'goal aborts; 0: no limit', rd, min_value=0.0)
+        self.start_tolerance = declare(
+            self, 'constraints.start_tolerance', Parameter.Type.DOUBLE, START_TOLERANCE,
+            'largest jump [rad, m] of the reference at the start of a trajectory (a first '
+            'point at time 0, or a late start); a larger one is rejected', rd, min_value=0.0)
+        self.check_effort = declare(
+            self, 'check_effort_limits', Parameter.Type.BOOL, True,
+            'reject trajectories and goals whose inverse dynamics (with the current '
+            'payload), sampled along the interpolation, exceed the URDF <limit effort>', rd)
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
+        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
+        self.clock = self.get_clock()
+        self.time_jumps = 0           # goals and trajectories dropped on a jump of time
+        self.executing = 0            # execute callbacks running (goals awaiting a result)
+        self.shutting_down = None     # why, once end_goals was called
         self.log_accepted = AcceptLog(self.get_logger())
         self.accepted = 0
         self.law = None
@@ -298,18 +352,24 @@ class TrajectoryController(Node):
         self.trajectory_start = 0.0   # start time of the current trajectory [s]
         self.active = False           # following a received trajectory (not holding)
         self.source = None            # who sent the current trajectory ('topic', ...)
-        self.latest_time = None       # stamp of the latest joint state [s]
+        self.latest_time = None       # the controller's time at the latest joint state [s]
         self.latest_state = None      # (q, qd) of the latest joint state
         self.goal = None              # the ActiveGoal being executed
         self.pending = None           # (msg, source, goal, deadline) waiting for a state
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
         self._setup_control_msgs()
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
-                                 qos_profile_sensor_data)
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
+        self.state_sub = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
+                                 REQUEST_DEPTH)
         self.create_timer(0.05, self._expire_pending)
+        self.create_service(ScaleToTorqueLimits, '~/scale_to_torque_limits',
+                            self._scale_to_torque_limits)
+        self.create_timer(0.05, self._watch_state)
 
     def _setup_control_msgs(self):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
@@ -330,11 +390,14 @@ class TrajectoryController(Node):
         self.action = action
         self.state_pub = self.create_publisher(state, '~/controller_state', 10)
         self._control_state_type = state
+        # queues sized for bursts (REQUEST_DEPTH: 40 clients sending at once), not 10
         self.action_server = ActionServer(
             self, action, '~/follow_joint_trajectory', self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda handle: CancelResponse.ACCEPT)
-        self.create_service(query, '~/query_state', self._query_state)
+            cancel_callback=lambda handle: CancelResponse.ACCEPT,
+            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
+            cancel_service_qos_profile=REQUEST_QOS)
+        self.create_service(query, '~/query_state', self._query_state, qos_profile=REQUEST_QOS)
 
     # --- model -----------------------------------------------------------------------
     def _per_joint(self, robot, prefix, key, default, unit, min_value):
@@ -359,6 +422,8 @@ class TrajectoryController(Node):
         goal = self._per_joint(robot, 'constraints', 'goal', 0.0,
                                'rad, largest error at the goal; 0: no limit', 0.0)
         n = robot.n
+        self._unloaded = robot
+        robot = self.payload.start_up(robot).attach(robot)
         self.default_tolerances = Tolerances(
             np.column_stack([path, np.zeros(n)]),
             np.column_stack([goal, np.full(n, self.stopped_velocity)]), self.goal_time)
@@ -381,18 +446,109 @@ class TrajectoryController(Node):
             f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
             f'{self.friction_feedback:g}, friction_scale {self.friction_scale:g})')
 
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: computed torque on the model with the new payload, at once."""
+        self.law.robot = payload.attach(self._unloaded)
+
+    def _scale_to_torque_limits(self, request, response):
+        """Return the trajectory retimed by the smallest feasible uniform time scaling."""
+        msg = request.trajectory
+        try:
+            if self.law is None or self.trajectory is None:
+                raise TrajectoryError('no state', 'no robot model or joint state yet')
+            robot = self.law.robot
+            joints = robot.joints
+            checked = check_trajectory(robot.joint_names, joints.lower, joints.upper,
+                                       msg.joint_names, points_of(msg), self.max_points,
+                                       self.max_duration, self.allow_partial)
+            now = self.now()
+            trajectory = Trajectory.from_checked(checked, now, now, self.trajectory.sample(now))
+            k = time_scaling(robot, trajectory, now)
+        except TrajectoryError as exc:
+            self.rejections.add(TrajectoryError(exc.reason, f'scale_to_torque_limits: '
+                                                            f'{exc.detail}'))
+            response.success, response.message = False, f'{exc.reason}: {exc.detail}'
+            return response
+        out = JointTrajectory(header=msg.header, joint_names=list(msg.joint_names))
+        for point in msg.points:
+            scaled = JointTrajectoryPoint(
+                positions=list(point.positions),
+                velocities=[v / k for v in point.velocities],
+                accelerations=[a / k ** 2 for a in point.accelerations],
+                effort=list(point.effort))
+            set_duration(scaled.time_from_start, k * seconds(point.time_from_start))
+            out.points.append(scaled)
+        response.success, response.scale, response.trajectory = True, k, out
+        response.message = (f'retimed {k:.4g} times slower' if k > 1.0 else
+                            'within the effort limits as it is')
+        return response
+
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
         """
-        Return the controller's time [s]: the stamp of the latest joint state.
+        Return the controller's time [s]: its own clock, never a joint state's stamp.
 
-        The reference is sampled at the joint states' stamps, so that the controller
-        runs on the arm's clock (the simulated time of a sim that publishes /clock,
-        whatever its real-time factor); before the first state, the node's clock.
+        :attr:`clock` is the node's ROS clock (the simulated time of ``/clock`` under
+        ``use_sim_time``, as joint_trajectory_controller's controller manager); a
+        process that composes the controller with its simulation may hand it the
+        simulation's clock instead (denoc_sim_arm).
         """
-        if self.latest_time is not None:
-            return self.latest_time
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self.clock.now().nanoseconds * 1e-9
+
+    def _time_jumped(self, why: str):
+        """
+        End the running goal (aborted, INVALID_GOAL, ``why``) and start over.
+
+        The reference is dropped: the next joint state is held where it is, as the
+        first one is, whatever the old trajectory said (a reset simulation is not where
+        it was).
+        """
+        following = self.active or (self.goal is not None and not self.goal.done)
+        self._preempt(f'aborted: {why}')
+        self.trajectory = None
+        self.active = False
+        self.latest_time = None
+        self.gate.restart()
+        self.time_jumps += 1
+        then = ('the trajectory is dropped and the arm held where the next joint state '
+                'finds it' if following else 'holding where the next joint state finds it')
+        self.get_logger().warning(f'{why}; {then}')
+
+    def _check_clock(self, t: float) -> bool:
+        """Detect a jump of the clock before a state at ``t``; False: time has not started."""
+        last = self.latest_time
+        if last is None:
+            # use_sim_time and no /clock yet: the time has not started
+            return t != 0.0 or self.clock.clock_type != ClockType.ROS_TIME
+        if t < last:
+            self._time_jumped(f'the clock jumped back by {last - t:.3f} s (from {last:.3f} to '
+                              f'{t:.3f} s: the simulation was reset or stopped?)')
+        elif t - last > self.state_timeout and self.active:
+            self._time_jumped(f'no joint state for {t - last:.3f} s, more than '
+                              f'joint_state_timeout {self.state_timeout:g} s (the clock '
+                              'jumped forward, or the arm stopped publishing)')
+        return True
+
+    def _check_arm(self, t: float, q):
+        """Detect an arm that jumped (reset under a wall clock) since the previous state."""
+        if not self.active or self.latest_time is None:
+            return
+        moved = np.abs(q - self.latest_state[0])
+        bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - self.latest_time)
+                 + STATE_JUMP_MARGIN)
+        if np.any(moved > bound):
+            j = int(np.argmax(moved - bound))
+            self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
+                              f'{moved[j]:.3f} in {t - self.latest_time:.3f} s, faster than '
+                              'its velocity limit allows (the simulation was reset?)')
+
+    def _watch_state(self):
+        """Abort a running goal whose joint states stopped for joint_state_timeout."""
+        if self.active and self.latest_time is not None:
+            t = self.now()
+            if t - self.latest_time > self.state_timeout:
+                self._time_jumped(f'no joint state for {t - self.latest_time:.3f} s, more '
+                                  f'than joint_state_timeout {self.state_timeout:g} s')
 
     @property
     def finished(self) -> bool:
@@ -437,6 +593,10 @@ class TrajectoryController(Node):
             reference = self.trajectory.sample(now)
             trajectory = Trajectory.from_checked(checked, start, now, reference)
             trajectory.check_velocity(joints.velocity, self.law.robot.joint_names)
+            check_execution(trajectory, now, reference, joints.lower, joints.upper,
+                            joints.velocity, self.law.robot.joint_names, self.start_tolerance)
+            if self.check_effort:
+                check_efforts(self.law.robot, trajectory, now)
         except TrajectoryError as exc:
             self.rejections.add(TrajectoryError(exc.reason, f'{source}: {exc.detail}'))
             if goal_handle is not None:
@@ -509,8 +669,38 @@ class TrajectoryController(Node):
     # --- the action ------------------------------------------------------------------
     async def _execute(self, goal_handle):
         """Execute a FollowJointTrajectory goal; return its result when it ends."""
-        goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
-        return await goal.future
+        self.executing += 1
+        try:
+            if self.shutting_down:
+                goal = ActiveGoal(goal_handle, None, self.action.Result, [])
+                goal.finish('abort', self.action.Result.INVALID_GOAL, self.shutting_down)
+            else:
+                goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
+            return await goal.future
+        finally:
+            self.executing -= 1
+
+    def end_goals(self, why: str) -> int:
+        """
+        End every goal not finished: aborted, INVALID_GOAL, ``why``; return how many.
+
+        Called at shutdown (:meth:`.node_main.RosSession.end_goals`): every accepted
+        goal gets a final result, and one that comes later is aborted at once.
+        """
+        self.shutting_down = why
+        if self.action is None:
+            return 0
+        ended = 0
+        if self.goal is not None and not self.goal.done:
+            self.goal.finish('abort', self.action.Result.INVALID_GOAL, why)
+            ended += 1
+        if self.pending is not None and self.pending[2] is not None:
+            self.pending[2].finish('abort', self.action.Result.INVALID_GOAL, why)
+            self.pending = None
+            ended += 1
+        if ended:
+            self.get_logger().info(f'{why}: {ended} goal(s) aborted')
+        return ended + self.executing
 
     def _query_state(self, request, response):
         response.name = list(self.law.robot.joint_names) if self.law is not None else []
@@ -590,12 +780,26 @@ class TrajectoryController(Node):
         self.active = False
 
     # --- the control loop ------------------------------------------------------------
-    def _on_joint_state(self, msg):
+    def _on_joint_state_info(self, msg, info):
+        self.on_joint_state(msg, info if info is not None else {})
+
+    def on_joint_state(self, msg, info=None):
+        """
+        Take one joint state of the arm: one effort command, at the controller's time.
+
+        ``info`` is the subscription's message info ({} where the executor gives none);
+        None when the process hands over its own simulation's states (denoc_sim_arm).
+        """
+        if self.states is None:
+            return
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
             return
         q, qd = state
-        t = seconds(msg.header.stamp) or self.get_clock().now().nanoseconds * 1e-9
+        t = self.now()
+        if not self._check_clock(t) or not self.gate.admit(msg, t, info):
+            return
+        self._check_arm(t, q)
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:

@@ -37,7 +37,7 @@ from ros_helpers import RosClient  # noqa: E402
 SHARE = get_package_share_directory('denoc_dynamics')
 URDF = os.path.join(SHARE, 'urdf', 'denoc_arm7.urdf')
 PARAMS = os.path.join(SHARE, 'config', 'sim_arm.yaml')
-DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs',
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'docs',
                    'moveit.md')
 TIMEOUT = 60.0
 OFFSETS = [0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3]
