@@ -13,9 +13,16 @@ links without any, a skeleton of spheres and rods between the joints
 Both libraries are imported here only, when the node starts: the core and the other
 nodes do not depend on them (``pip install viser``).
 
-Parameters: ``port`` (0: any free port; a busy port: the next free one), ``host``,
-``update_rate``, ``max_dof`` (a description with more joints is refused in one log
-line), ``mesh_directories`` (see :mod:`.mesh_files`: which mesh files a description
+The page is also the arm's control panel (:mod:`.viewer_panel`: play, pause, step,
+reset, joint sliders, the gripper, the payload; :mod:`.viewer_plots`: live plots;
+:mod:`.viewer_feel`: wrench arrows and a drag handle that pushes the arm), each
+control shown only while what it drives exists, in the viewer's namespace.
+
+Parameters: ``port`` (0: any free port; a busy port: the next free one),
+``viewer_host`` (default 127.0.0.1: this machine only; ``0.0.0.0`` opens the page,
+and so the arm's controls, to the network, which the log says), ``update_rate``,
+``max_dof`` (a description with more joints is refused in one log line),
+``mesh_directories`` (see :mod:`.mesh_files`: which mesh files a description
 may name).  The URL is logged at start.  Joint states may be partial (several
 publishers, as joint_state_publisher allows): joints not in a message keep their last
 position (initially zero, or the limit nearest to zero).
@@ -33,12 +40,15 @@ import math
 import os
 import sys
 import threading
+import time
 from typing import Dict, List
 
+from denoc_dynamics_interfaces.msg import TrajectoryControllerState
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
 from .diagnostics import Diagnostics
@@ -50,8 +60,12 @@ from .node_main import run_node
 from .parameters import declare
 from .robot_model import DescriptionSource
 from .robot_model import MAX_DOF
+from .viewer_feel import Feel
+from .viewer_links import Names
 from .viewer_model import read_description
 from .viewer_model import ViewerModel
+from .viewer_panel import ControlPanel
+from .viewer_plots import Plots
 from .viewer_scene import RobotView
 from .viewer_scene import SKELETON_COLOR  # noqa: F401 (the colour the tests look for)
 
@@ -149,9 +163,9 @@ class ArmViewer(Node):
             'TCP port of the web page; 0: any free port; if busy, the next free one',
             read_only=True, min_value=0, max_value=65535)
         host = declare(
-            self, 'host', Parameter.Type.STRING, '127.0.0.1',
+            self, 'viewer_host', Parameter.Type.STRING, '127.0.0.1',
             "address the web server listens on; '0.0.0.0' to be reachable from other "
-            'machines', read_only=True)
+            'machines (who opens the page drives the arm)', read_only=True)
         update_rate = declare(
             self, 'update_rate', Parameter.Type.DOUBLE, 30.0,
             'most scene updates per second sent to the browser [Hz]', read_only=True,
@@ -166,6 +180,7 @@ class ArmViewer(Node):
             'directories below which file:// and absolute mesh paths may be opened, '
             'besides the directory of urdf_path; package:// meshes are read from their '
             "package's share directory only", read_only=True)
+        self.panel_settings = self._declare_panel_parameters()
         self.rejections = Rejections(self.get_logger(), 'joint state')
         self.accepted = 0
         self.positions: Dict[str, float] = {}
@@ -192,6 +207,7 @@ class ArmViewer(Node):
             self.server.scene.set_up_direction('+z')  # ROS: z up
             self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
                                        section_size=0.5)
+            self._add_panel()
             self.builder = SceneBuilder(self._build)
             self.description = DescriptionSource(self, self._on_description)
             self.mesh_files = MeshFiles(self.get_parameter('urdf_path').value,
@@ -205,6 +221,13 @@ class ArmViewer(Node):
             self.server.stop()
             raise
         self.get_logger().info(f'3D view of the robot: open {self.url} in a browser')
+        if host in ('127.0.0.1', 'localhost', '::1'):
+            self.get_logger().info('the page (and its controls) is served on this machine '
+                                   'only; viewer_host:=0.0.0.0 opens it to the network')
+        else:
+            self.get_logger().warning(
+                f'the page is served on {host}: anyone who reaches port {self.port} '
+                f'drives the robot in {self.names.namespace}')
         self.diagnostics = Diagnostics(self)
         self.diagnostics.add('view', self._diagnose_view)
 
@@ -215,6 +238,87 @@ class ArmViewer(Node):
         report.counter('joint states rejected', self.rejections)
         if self.model is None:
             report.summary(STALE, 'no robot shown yet')
+
+    def _declare_panel_parameters(self):
+        """Declare the control panel's parameters; return {name: value}."""
+        string, double = Parameter.Type.STRING, Parameter.Type.DOUBLE
+        rows = (
+            ('sim_node', string, 'sim_node', 'the simulator node, relative to the '
+             "viewer's namespace (Play, Pause, Step, Reset, ~/link_wrench, ~/ft/*)", {}),
+            ('trajectory_controller', string, 'trajectory_controller',
+             'the trajectory controller the joint sliders send moves to (relative)', {}),
+            ('dynamics_node', string, 'dynamics_node',
+             'the node whose ~/external_torques and ~/external_wrench are shown', {}),
+            ('gripper_action', string, 'gripper_controller/gripper_cmd',
+             'the GripperCommand action of the gripper buttons (relative)', {}),
+            ('joint_commands_topic', string, 'robot_joint_commands',
+             'JointState position commands of the sliders when no controller listens', {}),
+            ('move_time', double, 2.0, 'initial duration of a slider move [s]',
+             {'min_value': 0.1}),
+            ('drag_link', string, '', "the link the drag handle pushes; '': the tip", {}),
+            ('drag_stiffness', double, 200.0,
+             'spring constant of the drag handle [N/m]', {'min_value': 0.0}),
+            ('drag_max_force', double, 100.0, 'largest drag force [N]', {'min_value': 0.0}),
+            ('arrow_scale', double, 0.01, 'length of the wrench arrows [m per N, N m]',
+             {'min_value': 0.0}),
+            ('gripper_effort', double, 0.0,
+             'max_effort of the gripper goals [N]; 0: no limit', {'min_value': 0.0}),
+            ('plot_window', double, 10.0, 'time span of the live plots [s]',
+             {'min_value': 1.0, 'max_value': 600.0}),
+            ('plot_directory', string, '.', 'where Save PNG writes the plots', {}))
+        return {name: declare(self, name, ptype, default, text, read_only=True, **limits)
+                for name, ptype, default, text, limits in rows}
+
+    def _add_panel(self):
+        """Add the control panel, the plots and the forces; their timer (10 Hz)."""
+        settings = self.panel_settings
+        try:
+            self.names = Names(self.get_namespace(), settings['sim_node'],
+                               settings['trajectory_controller'], settings['dynamics_node'],
+                               settings['gripper_action'], settings['joint_commands_topic'])
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from exc
+        settings['tip'] = settings['drag_link']
+        self.panel = ControlPanel(self, self.names, settings)
+        self.plots = Plots(self.server, settings['plot_window'], settings['plot_directory'],
+                           self.get_logger())
+        self.feel = Feel(self, self.names, settings)
+        # raw: the controller's status comes with every command (100 Hz and more), and
+        # its deserialization costs 0.3 ms; only the samples the plot keeps are read
+        self.create_subscription(TrajectoryControllerState, self.names.controller_status,
+                                 self._on_controller_status, 10, raw=True)
+        self.create_subscription(JointState, self.names.external_torques,
+                                 self._on_external_torques, 10)
+        self._last_plot = -math.inf
+        self.create_timer(0.1, self._panel_tick)
+
+    def _panel_tick(self):
+        """Do the panel's periodic work (it never waits on a browser)."""
+        graph_read = self.panel._last_graph
+        self.panel.tick()
+        if self.panel._last_graph != graph_read:
+            self.feel.refresh(self.panel.graph)
+        if self.server.get_clients():
+            self.feel.tick()
+            now = time.monotonic()
+            if now - self._last_plot >= 1.0:   # the charts once a second
+                self._last_plot = now
+                self.plots.update()
+        elif self.feel.dragging is not None:
+            self.feel.release()
+
+    def _on_controller_status(self, data):
+        if self.panel.controller_joints is not None and \
+                not self.plots.traces['error'].due(time.monotonic()):
+            return
+        msg = deserialize_message(data, TrajectoryControllerState)
+        self.panel.on_controller_status(msg)
+        if msg.trajectory_active and len(msg.error.positions) == len(msg.joint_names):
+            self.plots.add('error', msg.joint_names, msg.error.positions)
+
+    def _on_external_torques(self, msg):
+        if len(msg.effort) == len(msg.name) and all(map(math.isfinite, msg.effort)):
+            self.plots.add('external', msg.name, msg.effort)
 
     # --- model -----------------------------------------------------------------------
     def _on_description(self, urdf: str, source: str, from_file: bool):
@@ -293,6 +397,8 @@ class ArmViewer(Node):
         self.server.initial_camera.look_at = tuple(centre)
         self.server.initial_camera.position = tuple(centre + size * np.array([1.2, 1.0, 0.6]))
         shown = ' '.join(model.name.replace('`', "'").split()) or 'unnamed'  # no markdown
+        self.panel.set_model(model, self.positions)
+        self.feel.set_model(model)
         self.info.content = (f'`{shown}`: {len(model.tree)} links, '
                              f'{len(self.joint_names)} moving joints  \n'
                              f'joint states: `{self.subscription.topic_name}`')
@@ -319,8 +425,26 @@ class ArmViewer(Node):
             return
         self.accepted += 1
         self._dirty = True
+        self._plot_joint_state(msg)
         if self.accepted == 1:
             self.get_logger().info(f'receiving {self.subscription.topic_name}')
+
+    def _plot_joint_state(self, msg):
+        """Add the state's positions and efforts of the drawn joints to the plots."""
+        plots = self.plots
+        now = time.monotonic()
+        if not plots.traces['position'].due(now):
+            return                       # a plot needs 20 samples a second, not 100
+        names = self.joint_names
+        if not names:
+            return
+        where = {name: k for k, name in enumerate(msg.name)}
+        if not all(name in where for name in names):
+            return                       # a partial state: plotted when complete
+        index = [where[name] for name in names]
+        plots.add('position', names, [msg.position[k] for k in index], now)
+        if len(msg.effort) == len(msg.name):
+            plots.add('effort', names, [msg.effort[k] for k in index], now)
 
     def read(self, msg) -> Dict[str, float]:
         """Return {joint name: position} of the robot's joints in ``msg``, or raise Rejected."""
@@ -357,7 +481,9 @@ class ArmViewer(Node):
             if self._view is None:
                 return None
             with self.server.atomic():    # one batch of messages: half the CPU of a draw
-                return self._view.draw(self.configuration())
+                poses = self._view.draw(self.configuration())
+        self.feel.follow_link(poses)
+        return poses
 
     def link_pose(self, link: str) -> np.ndarray:
         """Return the 4x4 pose of ``link`` in the root frame, as last drawn."""
@@ -376,15 +502,16 @@ class ArmViewer(Node):
         return super().destroy_node()
 
 
-def start_viewer(parameter_overrides, port):
+def start_viewer(parameter_overrides, port, host='127.0.0.1'):
     """
-    Return ``[ArmViewer]`` on ``port`` for a composed process (denoc_sim_arm).
+    Return ``[ArmViewer]`` on ``host``:``port`` for a composed process (denoc_sim_arm).
 
     Return ``[]`` with a warning on stderr where the viewer cannot start (viser not
     installed, a URDF yourdfpy cannot read): the rest runs without the 3D view.
     """
-    overrides = list(parameter_overrides) + [Parameter('port', Parameter.Type.INTEGER,
-                                                       int(port))]
+    overrides = list(parameter_overrides) + [
+        Parameter('port', Parameter.Type.INTEGER, int(port)),
+        Parameter('viewer_host', Parameter.Type.STRING, str(host))]
     try:
         return [ArmViewer(parameter_overrides=overrides)]
     except RuntimeError as exc:

@@ -35,7 +35,8 @@ gripper actions; the other nodes' effort commands cover the arm's joints, and th
 opens and closes the gripper through it every few seconds.
 
 The 3D view (:mod:`.arm_viewer`, on by default, ``--no-viewer`` to switch it off)
-serves the moving arm on http://localhost:8080 (``--viewer-port``).
+serves the moving arm and its control panel on http://localhost:8080
+(``--viewer-port``), to this machine only unless ``--viewer-host 0.0.0.0``.
 
 Examples::
 
@@ -241,6 +242,10 @@ def parse_args(argv):
     parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
                         help='port of the 3D view (default 8080; 0: any free port; '
                              'if busy, the next free one)')
+    parser.add_argument('--viewer-host', default='127.0.0.1', metavar='ADDRESS',
+                        help='address the 3D view listens on (default 127.0.0.1: this '
+                             'machine only; 0.0.0.0: the network, which then drives the '
+                             'arm)')
     return parser.parse_args(argv)
 
 
@@ -309,7 +314,8 @@ def main(argv=None):
                     GripperDemo(gripper)
             if args.viewer and not session.signals.requested:
                 from .arm_viewer import start_viewer  # viser is imported only if wanted
-                for viewer in start_viewer(overrides, args.viewer_port):
+                for viewer in start_viewer(overrides, args.viewer_port,
+                                           args.viewer_host):
                     session.add(viewer)
         except RuntimeError as exc:
             print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)

@@ -117,4 +117,3 @@ def test_ctrl_c_gives_the_running_goal_its_result(arm):
     assert status == ABORTED, (status, result, controller.describe())
     assert result.error_string == 'shutting down'
     assert code == 0 and time.monotonic() - start < 10.0
-
