@@ -64,10 +64,12 @@ def _parser():
     identify.add_argument('--effort-timing', choices=('interval', 'sample'), default='interval',
                           help="'interval': each effort was applied over the period before "
                           "its stamp (sim_node's joint_states); 'sample': measured at it")
-    identify.add_argument('--friction-velocity', type=_vector, default=[0.05],
+    identify.add_argument('--friction-velocity', type=_vector, default=[0.0],
                           help='take the URDF joint damping and friction, friction * '
                           'tanh(qd / v), off the efforts first (one v [rad/s] or one per '
-                          'joint); 0: do not')
+                          'joint), for efforts that are drive torques; 0 (default): do '
+                          "not, the efforts are link-side torques (sim_node's "
+                          'joint_states, a joint torque sensor) with the friction in them')
     excite = sub.add_parser('excite', parents=[common],
                             help='an exciting trajectory (Fourier terms within the limits)')
     excite.add_argument('--out', required=True, help='CSV or NPZ file to write')

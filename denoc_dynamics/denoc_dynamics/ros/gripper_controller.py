@@ -19,7 +19,10 @@ Action servers (where control_msgs is installed)
   A goal outside the finger's limits, with a NaN or Inf, a negative effort or velocity,
   or another joint's name is rejected.  A new goal preempts the running one (aborted,
   with the state reached); a cancel holds the fingers where they are.  Feedback with
-  every joint state: position, effort, stalled, reached_goal.  The goal ends
+  every joint state: position, effort, stalled, reached_goal; the effort is the force
+  the drive exerts (the finger drive's ``F`` below), not the joint state's effort: a
+  link-side torque sensor (sim_node's tau_J) reads the drive's force net of the
+  finger's friction and stops, about zero for a finger resting on a stop.  The goal ends
   ``reached_goal`` (succeeded) once the finger rests within ``goal_tolerance`` of the
   goal, or ``stalled`` once it has rested short of it for ``stall_time`` with the
   drive at its force limit (an object between the fingers, a finger stop):
@@ -355,8 +358,8 @@ class GripperController(Node):
         """Return the Feedback or Result of ``goal`` with the state now."""
         action = self.actions[0 if goal.kind == 'gripper' else 1]
         message = getattr(action, what)()
-        _, q, qd, effort = self.state if self.state is not None else (0, math.nan, 0, 0)
-        effort = self.force if not math.isfinite(effort) else effort
+        _, q, qd, _ = self.state if self.state is not None else (0, math.nan, 0, 0)
+        effort = self.force   # the force exerted: the drive's (see the module docstring)
         if goal.kind == 'gripper':
             message.position, message.effort = float(q), float(effort)
         else:

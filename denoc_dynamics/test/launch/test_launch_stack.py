@@ -125,7 +125,9 @@ def test_use_rsp_starts_robot_state_publisher_with_the_urdf(use_rsp):
     assert rsp[0].expanded_node_namespace == '/rsp_ns'
     parameters = evaluate_parameters(context, rsp[0]._Node__parameters)
     with open(urdf) as stream:
-        assert list(parameters) == [{'robot_description': stream.read(),
+        # frame_prefix '<namespace>/': the namespaced arm's TF frames, as sim_node's
+        assert list(parameters) == [{'frame_prefix': 'rsp_ns/',
+                                     'robot_description': stream.read(),
                                      'use_sim_time': True}]
 
 

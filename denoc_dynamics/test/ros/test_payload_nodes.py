@@ -22,8 +22,8 @@ recorded by a subscription as a user would):
    controller follows 10 s of an exciting trajectory (Fourier terms within the joint
    limits) without knowing it: its tracking error grows.
 2. ``denoc-dynamics identify-payload`` on the recorded joint_states (efforts as
-   published, URDF friction taken off) gives the mass within 1 % and the centre of
-   mass within 1 mm.
+   published: link-side torques with the friction in them, nothing taken off) gives
+   the mass within 1 % and the centre of mass within 1 mm.
 3. The identified payload set on the controller (~/set_payload): the same trajectory
    is tracked under 1 mrad RMS in motion and at rest.
 4. A goal feasible without payload is rejected once a heavy payload is set on both;
@@ -316,9 +316,9 @@ def test_identify_track_and_retime_on_the_simulated_arm(context, tmp_path):
         window = (t >= start + START) & (t <= end)
         path = str(tmp_path / 'recording.npz')
         save_recording(path, arm.names, t[window], q[window], qd[window], tau[window])
-        fv = ','.join(f'{v:.17g}' for v in arm.friction_velocity)
-        out = json.loads(cli(['identify-payload', '--link', 'flange', '--friction-velocity',
-                              fv, path, '--json']))
+        # the efforts are link-side torques (tau_J: the sim's friction is in them), the
+        # CLI's default: nothing taken off
+        out = json.loads(cli(['identify-payload', '--link', 'flange', path, '--json']))
         print(f'unknown payload: tracking RMS {unknown_rms * 1e3:.3f} mrad; identified '
               f'{out["mass"]:.4f} kg at {out["com"]} (condition {out["condition"]:.3g}, '
               f'residual {out["residual_rms"]:.3g} N m, {out["samples"]} samples)')

@@ -11,10 +11,9 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import POSITION
 from denoc_dynamics.sim_loads import SimulatedSensors
 from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from helpers import pin, require_pinocchio
 import numpy as np
 import pytest
-
-pin = pytest.importorskip('pinocchio')
 
 ARM = bundled_urdf('denoc_arm7.urdf')
 Q0 = np.array([0.3, 0.5, -0.2, -1.2, 0.1, 0.8, 0.0])
@@ -25,6 +24,7 @@ FLANGE_COM = np.array([0.0, 0.0, 0.01])
 
 @pytest.fixture(scope='module')
 def oracle():
+    require_pinocchio()   # per test, never at import (helpers.py)
     model = pin.buildModelFromUrdf(ARM)
     return model, model.createData(), model.getFrameId('flange')
 
