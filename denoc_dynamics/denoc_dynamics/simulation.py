@@ -73,6 +73,13 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
 
+#: Hard stops: a joint pressed into its position-limit stop by its own drive at full
+#: effort stays within STOP_BOUND [rad, m] of the limit.  The stop's stiffness is at
+#: least effort / STOP_DEFLECTION (half the bound: the rest is for the overshoot of a
+#: joint that arrives at speed), where the integrator's budget allows.
+STOP_BOUND = 0.01
+STOP_DEFLECTION = 0.1 * STOP_BOUND
+
 #: What the start-up log says the forward dynamics is, per ``fd_method``.
 FD_DESCRIPTIONS = {'denoc': "Saha's O(n) forward dynamics (compiled)",
                    'cholesky': 'composite-body GIM + Cholesky, O(n^3) (compiled)'}
@@ -279,8 +286,14 @@ class Simulation:
         omega = np.minimum(2.0 * math.pi * params.limit_stop_frequency, rate_max)
         if zeta > 0.0:
             omega = np.minimum(omega, 0.5 * spare / (2.0 * zeta))
-        self.stop_omega = omega
-        self.stop_stiffness[:] = self.inertia * omega ** 2
+        # hard stops: stiff enough that the joint's own drive at full effort presses it
+        # at most STOP_DEFLECTION past the limit, within the integrator's budget; the
+        # damping stays that of the frequency above (its share of the budget)
+        held = np.where(np.isfinite(self.effort_limit), self.effort_limit, 0.0)
+        omega_k = np.maximum(omega, np.minimum(np.sqrt(held / (STOP_DEFLECTION * self.inertia)),
+                                               rate_max))
+        self.stop_omega = omega_k
+        self.stop_stiffness[:] = self.inertia * omega_k ** 2
         self.stop_damping[:] = 2.0 * zeta * self.inertia * omega
         self.friction_velocity[:] = np.maximum(params.friction_velocity,
                                                self.friction / (self.inertia * 0.5 * spare))
