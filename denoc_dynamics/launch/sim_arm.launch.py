@@ -15,20 +15,18 @@ Launch arguments:
 
 The launch arguments take precedence over params_file: each node is given its
 namespace, so launch_ros writes them under the node's full name, after the file.
-The trajectory controller gets the simulated arm's friction model
-(gains.<joint>.friction_velocity: sim_node's regularization of the URDF friction,
-raised on light joints for its integrator), computed here from the same URDF and
-params_file.
+The trajectory controller compensates the simulated arm's friction model
+(``simulated_friction`` in params_file: sim_node's regularization of the URDF
+friction, raised on light joints for its integrator), from the same URDF, params_file
+and integrator.
 
 Run it with:
   ros2 launch denoc_dynamics sim_arm.launch.py use_rsp:=true use_sim_time:=true
 """
 
-from denoc_dynamics.ros.launch_support import controller_friction_parameters
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.actions import OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import FileContent
 from launch.substitutions import LaunchConfiguration
@@ -37,27 +35,6 @@ from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
-
-
-def trajectory_controller(context):
-    """
-    Return the trajectory controller, with the simulated arm's friction model.
-
-    sim_node raises the friction regularization of light joints for its integrator;
-    the controller gets the very values (launch_support), as denoc_sim_arm does.
-    """
-    urdf = LaunchConfiguration('urdf').perform(context)
-    params_file = LaunchConfiguration('params_file').perform(context)
-    namespace = LaunchConfiguration('namespace').perform(context)
-    integrator = LaunchConfiguration('integrator').perform(context)
-    friction = controller_friction_parameters(urdf, params_file, namespace,
-                                              integrator=integrator)
-    return [Node(
-        package='denoc_dynamics', executable='trajectory_controller',
-        name='trajectory_controller', namespace=namespace, output='screen',
-        parameters=[params_file, {'urdf_path': urdf,
-                                  'use_sim_time': LaunchConfiguration('use_sim_time')},
-                    friction])]
 
 
 def generate_launch_description():
@@ -103,7 +80,13 @@ def generate_launch_description():
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
             namespace=namespace, output='screen',
             parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
-        OpaqueFunction(function=trajectory_controller),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', namespace=namespace, output='screen',
+            parameters=[params_file, {
+                'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                # the friction model of the simulated arm follows its integrator
+                'integrator': LaunchConfiguration('integrator')}]),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',

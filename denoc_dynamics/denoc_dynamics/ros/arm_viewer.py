@@ -45,9 +45,8 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .mesh_files import MeshFiles
 from .node_main import run_node
-from .parameters import declare
+from .parameters import ARM_VIEWER
 from .robot_model import DescriptionSource
-from .robot_model import MAX_DOF
 from .viewer_model import read_description
 from .viewer_model import ViewerModel
 from .viewer_scene import RobotView
@@ -142,28 +141,9 @@ class ArmViewer(Node):
         """Declare the parameters, start the web server and load the robot."""
         super().__init__('arm_viewer', **kwargs)
         self._viser, self._yourdfpy, self._trimesh = _import_viser()
-        port = declare(
-            self, 'port', Parameter.Type.INTEGER, 8080,
-            'TCP port of the web page; 0: any free port; if busy, the next free one',
-            read_only=True, min_value=0, max_value=65535)
-        host = declare(
-            self, 'host', Parameter.Type.STRING, '127.0.0.1',
-            "address the web server listens on; '0.0.0.0' to be reachable from other "
-            'machines', read_only=True)
-        update_rate = declare(
-            self, 'update_rate', Parameter.Type.DOUBLE, 30.0,
-            'most scene updates per second sent to the browser [Hz]', read_only=True,
-            min_value=1.0, max_value=1000.0)
-        self.max_dof = declare(
-            self, 'max_dof', Parameter.Type.INTEGER, MAX_DOF,
-            'largest number of joints (fixed ones included) of a robot description the '
-            'view draws; a larger one is refused and the robot shown kept',
-            read_only=True, min_value=1)
-        self.mesh_directories = declare(
-            self, 'mesh_directories', Parameter.Type.STRING_ARRAY, [],
-            'directories below which file:// and absolute mesh paths may be opened, '
-            'besides the directory of urdf_path; package:// meshes are read from their '
-            "package's share directory only", read_only=True)
+        self.params = params = ARM_VIEWER.declare(self)
+        port, host, update_rate = params.port, params.host, params.update_rate
+        self.max_dof, self.mesh_directories = params.max_dof, params.mesh_directories
         self.rejections = Rejections(self.get_logger(), 'joint state')
         self.accepted = 0
         self.positions: Dict[str, float] = {}

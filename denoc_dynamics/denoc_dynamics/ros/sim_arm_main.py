@@ -48,7 +48,6 @@ from rclpy.parameter import Parameter
 from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
-from .launch_support import friction_velocity_parameters
 from .node_main import RosSession
 from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
@@ -197,6 +196,25 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+def node_overrides(args, urdf):
+    """Return the parameters (every node's, sim_node's) that the command line sets."""
+    typed = Parameter.Type
+    overrides = [Parameter('urdf_path', typed.STRING, urdf),
+                 Parameter('robot_description', typed.STRING, '')]
+    if args.integrator is not None:   # the controller's friction model follows it
+        overrides.append(Parameter('integrator', typed.STRING, args.integrator))
+    sim_overrides = list(overrides)
+    if args.real_time_factor is not None:
+        sim_overrides.append(Parameter('real_time_factor', typed.DOUBLE,
+                                       float(args.real_time_factor)))
+    if args.start_mode is not None:
+        sim_overrides.append(Parameter('start_mode', typed.STRING, args.start_mode))
+    if args.demo:
+        # the trajectory controller runs on the joint states' stamps: simulated time
+        sim_overrides.append(Parameter('publish_clock', typed.BOOL, True))
+    return overrides, sim_overrides
+
+
 def main(argv=None):
     """Run the all-in-one simulated arm; return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -208,19 +226,7 @@ def main(argv=None):
     urdf = args.urdf or bundled_urdf()
     if not os.path.exists(urdf) and not os.path.splitext(urdf)[1]:
         urdf = bundled_urdf(urdf)           # a bundled model by name
-    overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
-                 Parameter('robot_description', Parameter.Type.STRING, '')]
-    sim_overrides = list(overrides)
-    if args.real_time_factor is not None:
-        sim_overrides.append(Parameter('real_time_factor', Parameter.Type.DOUBLE,
-                                       float(args.real_time_factor)))
-    if args.integrator is not None:
-        sim_overrides.append(Parameter('integrator', Parameter.Type.STRING, args.integrator))
-    if args.start_mode is not None:
-        sim_overrides.append(Parameter('start_mode', Parameter.Type.STRING, args.start_mode))
-    if args.demo:
-        # the trajectory controller runs on the joint states' stamps: simulated time
-        sim_overrides.append(Parameter('publish_clock', Parameter.Type.BOOL, True))
+    overrides, sim_overrides = node_overrides(args, urdf)
     status_line = StatusLine()
     times, positions = [], []
     # The YAML first: --ros-args given by the user come later and take precedence.
@@ -235,13 +241,8 @@ def main(argv=None):
             if not session.signals.requested:
                 session.add(DynamicsNode(parameter_overrides=overrides))
             if args.demo and not session.signals.requested:
-                # the controller's friction model: the simulated arm's own regularization
-                friction = [Parameter(name, Parameter.Type.DOUBLE, value)
-                            for name, value in friction_velocity_parameters(
-                                sim.model.robot.joint_names,
-                                sim.sim.friction_velocity).items()]
-                controller = session.add(
-                    TrajectoryController(parameter_overrides=overrides + friction))
+                # the simulated arm's friction model (simulated_friction in the YAML)
+                controller = session.add(TrajectoryController(parameter_overrides=overrides))
                 DemoLoop(controller, sim.initial_positions)
             if args.viewer and not session.signals.requested:
                 from .arm_viewer import start_viewer  # viser is imported only if wanted
@@ -268,8 +269,7 @@ def main(argv=None):
         print(f'denoc_sim_arm: the simulation failed: {sim.failure}', file=sys.stderr,
               flush=True)
         return 1
-    print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
-          f'{sim.runner.meter.overall:.2f}' + ('' if finished else ' (interrupted)'),
+    print(f'denoc_sim_arm: {sim.summary()}' + ('' if finished else ' (interrupted)'),
           flush=True)
     if args.plot and times:
         save_plot(args.plot, times, positions, names, f'{robot.chain.name}: joint positions')

@@ -115,7 +115,7 @@ class SimulationServices:
         return states.STATE_PLAYING
 
     def _restarted(self):
-        """Restart the pacing after the time or the state jumped (lock held)."""
+        """Restart the pacing after the time or the state jumped."""
         self.node.runner.set_simulation(self.node.sim)
 
     # --- services ---------------------------------------------------------------------
@@ -138,15 +138,14 @@ class SimulationServices:
                          'only SCOPE_TIME, SCOPE_STATE and SCOPE_ALL are supported: '
                          'nothing is spawned in this simulation')
             return response
-        with self.node.lock:
-            sim = self.node.sim
-            paused = sim.paused
-            if scope & R.SCOPE_STATE:
-                sim.reset_state()
-            if scope & R.SCOPE_TIME:
-                sim.reset_time()
-            sim.paused = paused
-            self._restarted()
+        sim = self.node.sim
+        paused = sim.paused
+        if scope & R.SCOPE_STATE:
+            sim.reset_state()
+        if scope & R.SCOPE_TIME:
+            sim.reset_time()
+        sim.paused = paused
+        self._restarted()
         what = {R.SCOPE_TIME: 'time', R.SCOPE_STATE: 'state'}.get(scope, 'time and state')
         self.node.get_logger().info(f'reset_simulation: {what} reset')
         self._result(response.result, self.msg.Result.RESULT_OK)
@@ -171,17 +170,16 @@ class SimulationServices:
         if target == self.state():
             self._result(response.result, Response.ALREADY_IN_TARGET_STATE)
             return response
-        with self.node.lock:
-            sim = self.node.sim
-            if target == states.STATE_PLAYING and sim.failure is not None:
-                self._result(response.result, Response.STATE_TRANSITION_ERROR,
-                             f'the simulation failed ({sim.failure}): reset it first')
-                return response
-            if target == states.STATE_STOPPED:
-                sim.stop()
-                self._restarted()
-            else:
-                sim.set_paused(target == states.STATE_PAUSED)
+        sim = self.node.sim
+        if target == states.STATE_PLAYING and sim.failure is not None:
+            self._result(response.result, Response.STATE_TRANSITION_ERROR,
+                         f'the simulation failed ({sim.failure}): reset it first')
+            return response
+        if target == states.STATE_STOPPED:
+            sim.stop()
+            self._restarted()
+        else:
+            sim.set_paused(target == states.STATE_PAUSED)
         self._result(response.result, self.msg.Result.RESULT_OK)
         return response
 
