@@ -17,12 +17,15 @@ With mimic joints the bodies move as q_b = G q + b and FD is the constrained one
 G^T M G qdd = tau - G^T h(q_b, qd_b), from the composite-body GIM (000 eq. 22) by
 Cholesky (:func:`accelerations`).
 
-The loops allocate nothing: every array lives in a :class:`Physics`, whose rows are
-the arrays that :class:`~.simulation.Simulation` shows (``sim.damping`` is a row of
-:attr:`Physics.joint`).  Compiled without ``fastmath``: the limits are +-inf where the
-URDF gives none, and a non-finite state must be seen to stop the run.
+The loops allocate nothing: every array lives in the :class:`Buffers` of a
+:class:`Physics`, whose rows are the arrays that :class:`~.simulation.Simulation`
+shows (``sim.damping`` is a row of :attr:`Physics.joint`); the kernels take that one
+named tuple and read its arrays by name.  Compiled without ``fastmath``: the limits
+are +-inf where the URDF gives none, and a non-finite state must be seen to stop the
+run.
 """
 
+from collections import namedtuple
 import math
 
 import numba
@@ -68,6 +71,18 @@ VELOCITY_SWEEPS = 50
 DRIVE_PASSES = 3
 
 
+#: Every array of the compiled step, by name: the model (``reals``, ``ints``), the
+#: mimic map q_b = G q + ``offset`` (G empty without mimic joints), the joint
+#: parameters ``joint`` (rows :data:`LOWER` .. :data:`MAX_ERROR`), the drives
+#: (``drive``, rows :data:`TAU_CMD` .. :data:`EFFORT_CMD`; ``mode``), the state ``x`` =
+#: [q; qd], the AB4 ``history`` and its ``count``, the core's workspace ``data``, the
+#: bodies' q_b, qd_b, h_b (``bodies``), their GIM ``M_b``, the Cholesky factor ``L``,
+#: M^-1 (``M_inv``), the rows of :data:`TAU` .. (``scratch``) and the ``report``.
+Buffers = namedtuple('Buffers', ['reals', 'ints', 'G', 'offset', 'joint', 'drive', 'mode',
+                                 'x', 'history', 'count', 'data', 'bodies', 'M_b', 'L',
+                                 'M_inv', 'scratch', 'report'])
+
+
 class Physics:
     """
     The buffers of :func:`advance` for one robot: parameters, drives, state, workspace.
@@ -106,6 +121,10 @@ class Physics:
         self.M_inv = np.zeros((n, n))
         self.scratch = np.zeros((17, n))
         self.report = np.zeros(1)
+        self.buffers = Buffers(self.reals, self.ints, self.G, self.offset, self.joint,
+                               self.drive, self.mode, self.x, self.history, self.count,
+                               self.data, self.bodies, self.M_b, self.L, self.M_inv,
+                               self.scratch, self.report)
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
                 divergence_velocity: float):
@@ -115,10 +134,7 @@ class Physics:
 
     def _run(self, steps, servo, h, integrator, divergence_velocity):
         """Call the compiled :func:`advance`; return (steps taken, status)."""
-        return advance(self.reals, self.ints, self.G, self.offset, self.joint, self.drive,
-                       self.mode, servo, self.x, self.history, self.count, h, integrator,
-                       steps, divergence_velocity, self.data, self.bodies, self.M_b, self.L,
-                       self.M_inv, self.scratch, self.report)
+        return advance(self.buffers, servo, h, integrator, steps, divergence_velocity)
 
     @property
     def applied_effort(self) -> np.ndarray:
@@ -127,18 +143,18 @@ class Physics:
 
 
 @njit
-def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count, h,
-            integrator, steps, divergence_velocity, data, bodies, M_b, L, M_inv, scratch,
-            report):
+def advance(dyn, servo, h, integrator, steps, divergence_velocity):
     """
-    Advance x = [q; qd] by up to ``steps`` steps; return (steps taken, status).
+    Advance x = [q; qd] of the :class:`Buffers` ``dyn`` by up to ``steps`` steps.
 
-    A step whose new state is not finite, or has a joint speed above
-    ``divergence_velocity``, is not taken: x keeps the last good state, ``report[0]``
-    the failed speed, and the status says :data:`NON_FINITE` or :data:`DIVERGED`.
+    Return (steps taken, status).  A step whose new state is not finite, or has a
+    joint speed above ``divergence_velocity``, is not taken: x keeps the last good
+    state, ``report[0]`` the failed speed, and the status says :data:`NON_FINITE` or
+    :data:`DIVERGED`.
     """
+    x, history, count, scratch, report = dyn.x, dyn.history, dyn.count, dyn.scratch, dyn.report
+    joint, drive, mode = dyn.joint, dyn.drive, dyn.mode
     n = x.shape[0] // 2
-    dyn = (reals, ints, G, offset, data, bodies, M_b, L, joint)
     q, qd = x[:n], x[n:]
     tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
     for step in range(steps):
@@ -150,8 +166,7 @@ def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count
         multistep = integrator == AB4 and count[0] >= 3
         if integrator == AB4:
             push_history(x, history, count, scratch[QDD_1])
-        drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_inv,
-                              scratch)
+        drive_velocity_limits(dyn, q, qd, h, integrator, multistep)
         speed, finite = 0.0, True
         for i in range(n):
             finite = finite and math.isfinite(q_new[i]) and math.isfinite(qd_new[i])
@@ -166,21 +181,22 @@ def advance(reals, ints, G, offset, joint, drive, mode, servo, x, history, count
 
 
 @njit
-def integrate(dyn, q, qd, h, integrator, multistep, x, history, scratch):
+def integrate(dyn, q, qd, h, integrator, multistep):
     """Take the step from stage 1's qdd into Q_NEW, QD_NEW: Euler, AB4 or RK4."""
+    scratch = dyn.scratch
     q_new, qd_new, qdd = scratch[Q_NEW], scratch[QD_NEW], scratch[QDD_1]
     if integrator == SEMI_IMPLICIT_EULER:
         for i in range(q.shape[0]):
             qd_new[i] = qd[i] + h * qdd[i]                         # qd_n+1 = qd_n + h qdd_n
             q_new[i] = q[i] + h * qd_new[i]                        # q_n+1 = q_n + h qd_n+1
     elif multistep:
-        adams_bashforth(x, history, h, q_new, qd_new)
+        adams_bashforth(dyn.x, dyn.history, h, q_new, qd_new)
     else:                                                          # AB4's start-up too
         runge_kutta(dyn, q, qd, scratch[TAU], h, scratch)
 
 
 @njit
-def drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_inv, scratch):
+def drive_velocity_limits(dyn, q, qd, h, integrator, multistep):
     """
     Take the step with the drives holding their joints within v_max (integrate's result).
 
@@ -190,7 +206,8 @@ def drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_in
     taken anew.  M^-1 comes from n unit solves on the factorization at the step's
     start, made only when a limit is reached.
     """
-    joint, tau, active, v = dyn[8], scratch[TAU], scratch[ACTIVE], scratch[V_END]
+    joint, history, M_inv, scratch = dyn.joint, dyn.history, dyn.M_inv, dyn.scratch
+    tau, active, v = scratch[TAU], scratch[ACTIVE], scratch[V_END]
     qdd = scratch[QDD_1]
     n = q.shape[0]
     for i in range(n):
@@ -202,7 +219,7 @@ def drive_velocity_limits(dyn, q, qd, h, integrator, multistep, x, history, M_in
         if integrator == AB4:
             history[0, n:] = qdd
     for attempt in range(DRIVE_PASSES):
-        integrate(dyn, q, qd, h, integrator, multistep, x, history, scratch)
+        integrate(dyn, q, qd, h, integrator, multistep)
         v[:] = scratch[QD_NEW]
         if (integrator == SEMI_IMPLICIT_EULER or attempt == DRIVE_PASSES - 1
                 or not beyond_limits(joint, active, v)):
@@ -260,7 +277,7 @@ def passive_torques(joint, q, qd, out):
 @njit
 def dynamics(dyn, q, qd, tau, tau_stage, qdd):
     """Set qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every stage."""
-    passive_torques(dyn[8], q, qd, tau_stage)
+    passive_torques(dyn.joint, q, qd, tau_stage)
     for i in range(q.shape[0]):
         tau_stage[i] += tau[i]
     accelerations(dyn, q, qd, tau_stage, qdd)
@@ -275,12 +292,12 @@ def accelerations(dyn, q, qd, tau, qdd):
     at q_b = G q + b, qd_b = G qd and G^T M G qdd = tau - G^T h, h = ID(q_b, qd_b, 0)
     (000 eqs. 10-18) and M the composite-body GIM (000 eq. 22), by Cholesky in L.
     """
-    reals, ints, G, offset, data, bodies, M_b, L = dyn[:8]
+    reals, ints, G, offset, data, L = dyn.reals, dyn.ints, dyn.G, dyn.offset, dyn.data, dyn.L
     if G.shape[0] == 0:
         forward_dynamics(reals, ints, q, qd, tau, None, data, qdd)
         return
     n, nb = q.shape[0], G.shape[0]
-    q_b, qd_b, h_b = bodies[0], bodies[1], bodies[2]
+    q_b, qd_b, h_b, M_b = dyn.bodies[0], dyn.bodies[1], dyn.bodies[2], dyn.M_b
     for a in range(nb):
         q_b[a], qd_b[a] = offset[a], 0.0
         for j in range(n):
@@ -306,11 +323,11 @@ def accelerations(dyn, q, qd, tau, qdd):
 @njit
 def unit_response(dyn, e, out):
     """Set out = M^-1 e at the state of the last :func:`accelerations` (O(n) or Cholesky)."""
-    reals, ints, G, data, L = dyn[0], dyn[1], dyn[2], dyn[4], dyn[7]
-    if G.shape[0] == 0:
-        solve(model_arrays(reals, ints), data_arrays(data, e.shape[0]), e, out)  # 002
+    if dyn.G.shape[0] == 0:
+        solve(model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, e.shape[0]), e,
+              out)                                                 # 002 eqs. 14-19
     else:
-        cholesky_solve(L, e, out)
+        cholesky_solve(dyn.L, e, out)
 
 
 @njit

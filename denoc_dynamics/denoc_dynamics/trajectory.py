@@ -27,10 +27,26 @@ lengths, too many points, times beyond a limit) with :class:`TrajectoryError`, a
 ``<limit velocity>``.  The velocity check is per segment, so that no point is skipped
 however close the points are: the mean velocity of every segment (between two points,
 and from the reference at reception to the first point) and every given point
-velocity must be within the limit.  Between two points a cubic or quintic may still
-exceed the mean (a quintic from rest to rest peaks at 1.875 times it); the arm's
-drives cap that.  :func:`demo_trajectory` is the motion of the ``denoc_sim_arm``
-demo.
+velocity must be within the limit.
+
+The points are not the motion: between two points a cubic or a quintic may leave
+the limits the points keep (a quintic from rest to rest peaks at 1.875 times its
+mean velocity; point accelerations of 400 rad/s^2 at points that all equal the
+current pose swing the reference by radians).  :func:`check_execution` checks the
+trajectory as it will be executed: the reference the controller will follow,
+sampled by :func:`sample_reference` at :func:`sample_times` (``SAMPLES_PER_SEGMENT``
+uniform samples on every segment, the one from the current reference to the first
+point included), must stay within the position limits (``POSITION_SLACK``) and the
+velocity limits (``VELOCITY_SLACK``), and must not jump at the start by more than
+``start_tolerance`` (a first point at ``time_from_start`` 0, or a trajectory started
+late, is jumped to; MoveIt's ``allowed_start_tolerance`` is the same bound).
+
+The uniform samples miss a peak by at most |p''| h^2 / 8 between two samples h
+apart (the parabola through the peak): with 64 samples on a segment of duration T,
+h = T / 63, that is 3e-5 |p''| T^2, under 2e-4 of the segment's travel for a
+quintic from rest to rest (|p''| <= 5.78 travel / T^2), and for the velocity
+|p'''| h^2 / 8, under 2e-3 of its mean velocity (|p'''| <= 60 travel / T^3).
+:func:`demo_trajectory` is the motion of the ``denoc_sim_arm`` demo.
 """
 
 from dataclasses import dataclass
@@ -298,6 +314,13 @@ class Trajectory:
                                                     f'{what}(s) too fast)')
 
     @property
+    def coefficients(self) -> np.ndarray:
+        """Return the coefficients of every segment, (k - 1, 6, n): segment_coefficients."""
+        if not self._coefficients:
+            return np.zeros((0, 6, self.positions.shape[1]))
+        return np.stack(self._coefficients)
+
+    @property
     def end_time(self) -> float:
         """Return the time of the last point [s]."""
         return float(self.times[-1])
@@ -313,6 +336,120 @@ class Trajectory:
                     self.accelerations[0].copy())
         k = int(np.searchsorted(times, t, side='right')) - 1
         return evaluate(self._coefficients[k], t - times[k])
+
+
+#: Uniform samples (both ends included) on every segment in :func:`sample_times`.
+SAMPLES_PER_SEGMENT = 64
+#: The sampled reference may pass a position limit by this much [rad, m] (round-off).
+POSITION_SLACK = 1e-6
+#: ... and a velocity limit by this fraction of it (the samples' error, module doc).
+VELOCITY_SLACK = 5e-3
+#: Largest jump [rad, m] of the reference at the start of a trajectory (a first point
+#: at time 0 or a late start): MoveIt's default allowed_start_tolerance.
+START_TOLERANCE = 0.01
+
+
+def sample_times(trajectory, per_segment: int = SAMPLES_PER_SEGMENT,
+                 start: Optional[float] = None) -> np.ndarray:
+    """
+    Return the times [s] at which to sample ``trajectory`` (a :class:`Trajectory`).
+
+    ``per_segment`` uniform samples, both ends included, on every segment from
+    ``start`` (default: the first point) on; the end time when no segment is left.
+    Non-decreasing: a time shared by two segments appears twice.
+    """
+    times = trajectory.times
+    first = times[0] if start is None else max(float(start), times[0])
+    if len(times) < 2 or first >= times[-1]:
+        return np.array([max(first, times[-1])])
+    k0 = max(int(np.searchsorted(times, first, side='right')) - 1, 0)
+    t0 = np.maximum(times[k0:-1], first)
+    u = np.linspace(0.0, 1.0, per_segment)
+    return (t0[:, None] + (times[k0 + 1:] - t0)[:, None] * u[None, :]).ravel()
+
+
+def sample_reference(trajectory, times):
+    """
+    Return the reference (q, qd, qdd), arrays (len(times), n), at ``times`` [s].
+
+    The values of :meth:`Trajectory.sample` at each time, for many times at once
+    (each segment's polynomial evaluated where its samples fall): the reference of a
+    :class:`Trajectory` along a control loop, or at the times of a check
+    (:func:`sample_times`).
+    """
+    t = np.asarray(times, dtype=float).reshape(-1)
+    point_times = trajectory.times
+    n = trajectory.positions.shape[1]
+    q = np.empty((t.size, n))
+    qd = np.zeros((t.size, n))
+    qdd = np.zeros((t.size, n))
+    after = t >= point_times[-1]
+    before = (t <= point_times[0]) & ~after
+    q[after] = trajectory.positions[-1]
+    q[before] = trajectory.positions[0]
+    qd[before] = trajectory.velocities[0]
+    qdd[before] = trajectory.accelerations[0]
+    inside = ~(before | after)
+    if np.any(inside):
+        k = np.searchsorted(point_times, t[inside], side='right') - 1
+        c = trajectory.coefficients[k]                       # (m, 6, n)
+        s = (t[inside] - point_times[k])[:, None]
+        powers = s ** np.arange(6)[None, :]                  # (m, 6): 1, s, ..., s^5
+        q[inside] = np.einsum('mj,mjn->mn', powers, c)
+        qd[inside] = np.einsum('mj,mjn->mn', _DERIVATIVE[1, 1:] * powers[:, :5], c[:, 1:])
+        qdd[inside] = np.einsum('mj,mjn->mn', _DERIVATIVE[2, 2:] * powers[:, :4], c[:, 2:])
+    return q, qd, qdd
+
+
+def check_execution(trajectory, now: float, reference, lower, upper, velocity,
+                    joint_names: Sequence[str], start_tolerance: float = START_TOLERANCE,
+                    per_segment: int = SAMPLES_PER_SEGMENT):
+    """
+    Raise TrajectoryError unless ``trajectory`` is within the limits from ``now`` on.
+
+    ``reference`` = (q, qd, qdd) is the controller's reference at ``now``, from
+    which :meth:`Trajectory.from_checked` built ``trajectory``; ``lower``, ``upper``
+    and ``velocity`` are the chain's limits (inf where none).  Reasons: 'start jump'
+    (the reference would jump by more than ``start_tolerance`` at ``now``),
+    'limits' (the sampled reference leaves the position limits by more than
+    POSITION_SLACK) and 'velocity limit' (faster than a limit by more than
+    VELOCITY_SLACK of it); joint_trajectory_controller answers each with
+    INVALID_GOAL.  The detail names the joint, the value, the time from ``now`` and
+    the segment (0: from the reference to the first point).
+    """
+    names = list(joint_names)
+    jump = np.abs(trajectory.sample(now)[0] - np.asarray(reference[0], dtype=float))
+    if np.any(jump > start_tolerance):
+        j = int(np.argmax(jump))
+        raise TrajectoryError('start jump', f'the reference of {names[j]} would jump by '
+                                            f'{jump[j]:.4g} at the start (more than '
+                                            f'{start_tolerance:g}): a first point at time 0, '
+                                            'or a late start, away from the current reference')
+    times = sample_times(trajectory, per_segment, start=now)
+    q, qd, _ = sample_reference(trajectory, times)
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    velocity = np.asarray(velocity, dtype=float)
+    with np.errstate(invalid='ignore'):  # inf - inf where a joint has no limit
+        excess = np.nan_to_num(np.maximum(lower - POSITION_SLACK - q,
+                                          q - upper - POSITION_SLACK), nan=-1.0)
+    _raise_at_worst(excess, q, times, trajectory, now, names, 'limits',
+                    lambda j: f'outside its limits [{lower[j]:g}, {upper[j]:g}]')
+    excess = np.abs(qd) - velocity * (1.0 + VELOCITY_SLACK)
+    _raise_at_worst(excess, qd, times, trajectory, now, names, 'velocity limit',
+                    lambda j: f'beyond its velocity limit {velocity[j]:g}')
+
+
+def _raise_at_worst(excess, values, times, trajectory, now, names, reason, what):
+    """Raise TrajectoryError(reason) at the largest positive ``excess`` (samples, n)."""
+    if not np.any(excess > 0.0):
+        return
+    i, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    segment = int(np.searchsorted(trajectory.times, times[i], side='right')) - 1
+    count = int(np.any(excess > 0.0, axis=0).sum())
+    raise TrajectoryError(reason, f'the interpolated reference of {names[j]} reaches '
+                                  f'{values[i, j]:.4g}, {what(j)}, {times[i] - now:.3f} s '
+                                  f'from now (segment {segment}; {count} joint(s) leave '
+                                  'their limits)')
 
 
 def demo_trajectory(lower, upper, pose, period: float = 12.0) -> List[TrajectoryPoint]:

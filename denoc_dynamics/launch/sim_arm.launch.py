@@ -13,6 +13,11 @@ Launch arguments:
                 robot_state_publisher, which its TF needs; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
 
+The dynamics node and the trajectory controller read the sim node's own copy of the
+joint states, ``robot_joint_states`` in the namespace (published by nothing else;
+``joint_states`` is for everyone), and each keeps to the first publisher it hears
+there: a GUI, a bag replay or a second arm cannot steer them.
+
 The launch arguments take precedence over params_file: each node is given its
 namespace, so launch_ros writes them under the node's full name, after the file.
 The trajectory controller compensates the simulated arm's friction model
@@ -35,6 +40,11 @@ from launch.substitutions import PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+#: The dynamics node and the controller follow the sim node's own copy of its joint
+#: states (robot_joint_states, published by nothing else), not joint_states, which a
+#: GUI, a bag or another arm without a namespace may publish too.
+OWN_STATES = ('joint_states', 'robot_joint_states')
 
 
 def generate_launch_description():
@@ -78,11 +88,12 @@ def generate_launch_description():
             }]),
         Node(
             package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen',
+            namespace=namespace, output='screen', remappings=[OWN_STATES],
             parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
         Node(
             package='denoc_dynamics', executable='trajectory_controller',
             name='trajectory_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
             parameters=[params_file, {
                 'urdf_path': urdf, 'use_sim_time': use_sim_time,
                 # the friction model of the simulated arm follows its integrator

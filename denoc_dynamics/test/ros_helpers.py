@@ -87,6 +87,17 @@ def ros_args(node_name=None, **params):
     return args
 
 
+def sigint_at_default():
+    """
+    Give a child process SIGINT at its default action (``preexec_fn`` of Popen).
+
+    A terminal starts a foreground command so; a job started with ``&`` or ``nohup``
+    inherits SIGINT ignored, and a process that keeps it so (``ros2 launch`` does)
+    never stops on the SIGINT a test sends it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for(predicate, timeout=DISCOVERY_TIMEOUT, period=0.05):
     """Poll ``predicate()`` until it is true; return whether it became true in time."""
     end = time.monotonic() + timeout
@@ -107,7 +118,7 @@ class NodeProcess:
         env = dict(os.environ, PYTHONUNBUFFERED='1', OPENBLAS_NUM_THREADS='1')
         self.proc = subprocess.Popen([executable(name)] + list(args), stdout=self._log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env)
+                                     env=env, preexec_fn=sigint_at_default)
 
     def alive(self):
         """Return True while the process runs."""
@@ -235,3 +246,99 @@ class Recorder:
 
     def publish(self, msg):
         self.messages.append(msg if self._copy is None else self._copy(msg))
+
+
+# --- the trajectory controller built in this process (its tests in ros/)
+POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
+NAMES = [f'joint{k}' for k in range(1, 8)]
+T0 = 1000.0   # the controller's clock [s] (and the joint states' stamps)
+
+
+def make(context, **params):
+    """Return a TrajectoryController on the bundled arm in this process (effort to a Recorder)."""
+    from denoc_dynamics.resources import bundled_urdf
+    from denoc_dynamics.ros.trajectory_controller import TrajectoryController
+    from rclpy.parameter import Parameter
+    params.setdefault('urdf_path', bundled_urdf())
+    params.setdefault('use_sim_time', True)   # the clock: set by at() below
+    node = TrajectoryController(context=context, parameter_overrides=[
+        Parameter(name, value=value) for name, value in params.items()])
+    node.effort_pub = Recorder()
+    return node
+
+
+def joint_state(t, q=POSE):
+    """Return a JointState of the bundled arm stamped ``t``."""
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=NAMES, position=[float(x) for x in q], velocity=[0.0] * 7)
+    msg.header.stamp.sec = int(t)
+    msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
+    return msg
+
+
+def at(node, t):
+    """Set the controller's clock (ROS time, as /clock would) to ``t`` [s]."""
+    from rclpy.clock_type import ClockType
+    from rclpy.time import Time
+    node.get_clock().set_ros_time_override(Time(nanoseconds=int(round(t * 1e9)),
+                                                clock_type=ClockType.ROS_TIME))
+
+
+#: The message info of the arm's own joint_states publisher (its GID).
+ARM = {'publisher_gid': {'implementation_identifier': 'rmw_fastrtps_cpp', 'data': b'arm'}}
+
+
+def step(node, t, q=POSE, stamp=None, info=ARM):
+    """One control step: the clock at ``t``, then a joint state (stamped ``t``)."""
+    at(node, t)
+    node.on_joint_state(joint_state(t if stamp is None else stamp, q), info)
+
+
+def trajectory(names, points, stamp=0.0):
+    """Return a JointTrajectory through ``points`` = [(time, positions)]."""
+    import math
+
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory
+    from trajectory_msgs.msg import JointTrajectoryPoint
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec = int(stamp)
+    for t, positions in points:
+        point = JointTrajectoryPoint(positions=[float(x) for x in positions])
+        point.time_from_start = Duration(sec=math.floor(t),
+                                         nanosec=int(round((t % 1.0) * 1e9)))
+        msg.points.append(point)
+    return msg
+
+
+def target(offset=0.1):
+    """Return the bundled arm's pose POSE shifted by ``offset`` on every joint."""
+    return [q + offset for q in POSE]
+
+
+class FakeGoalHandle:
+    """Stands in for rclpy's ServerGoalHandle: records what the controller does with it."""
+
+    def __init__(self, goal):
+        self.request = goal
+        self.is_cancel_requested = False
+        self.states = []
+        self.feedback = []
+
+    def publish_feedback(self, msg):
+        self.feedback.append(msg)
+
+    def succeed(self):
+        self.states.append('succeeded')
+
+    def abort(self):
+        self.states.append('aborted')
+
+    def canceled(self):
+        self.states.append('canceled')
+
+
+def goal_of(msg, **fields):
+    """Return a FakeGoalHandle of a FollowJointTrajectory goal of ``msg``."""
+    from control_msgs.action import FollowJointTrajectory
+    return FakeGoalHandle(FollowJointTrajectory.Goal(trajectory=msg, **fields))

@@ -16,6 +16,10 @@ module                 algorithm
 ``forward_dynamics``   O(n) three-sweep forward dynamics (002 eqs. 14-19); Cholesky
 ``composite_body``     H and b about one fixed point (paper 003)
 ``fixman``             Fixman / Lee-Chirikjian O(N) inversion, planar point masses (001)
+``reaction_wrench``    the wrench across each joint, F/T sensors (000 eqs. 17-18)
+``ft_sensor``          F/T sensors at fixed joints inside merged bodies; link placement
+``momentum``           p = I qd, C^T qd and g(q) in two sweeps (000 eqs. 10, 17-19)
+``momentum_observer``  external torques by the momentum observer (De Luca, Mattone 2005)
 =====================  =============================================================
 """
 

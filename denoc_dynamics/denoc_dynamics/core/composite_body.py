@@ -41,9 +41,9 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
     """H (n, n) and b (n,) at (q, qd) by composite bodies about one point (paper 003)."""
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
-    lam, prismatic, m, g = model[0], model[1], model[4], model[7]
+    lam, prismatic, m, g = model.lam, model.prismatic, model.m, model.g
     kinematics(model, data, q)
-    r, u, M, d = data[1], data[2], data[4], data[5]
+    r, u, M, d = data.r, data.e, data.M, data.d
     O = np.empty((n, 3))                      # measured from the origin (O_1 now), summed
     for i in range(n):                        # from the short r_i: no large numbers
         for a in range(3):

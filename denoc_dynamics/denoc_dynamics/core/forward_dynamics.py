@@ -36,7 +36,7 @@ from .udu import articulated_bodies
 def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
     """Write qdd = FD(q, qd, tau) by the O(n) sweeps (002 eqs. 14-19)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    phi = data[17]
+    phi = data.phi
     kinematics(model, data, q)
     newton_euler(model, data, qd, None, f_ext, phi)
     for k in range(q.shape[0]):
@@ -48,10 +48,10 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
 @njit_inline
 def solve(model, data, phi, qdd):
     """Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
-    lam, prismatic = model[0], model[1]
+    lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
-    r, p, psi, m_hat, eta, mu, tau_hat = (data[1], data[3], data[12], data[13], data[14],
-                                          data[15], data[16])
+    r, p, psi, m_hat, eta, mu, tau_hat = (data.r, data.p, data.psi, data.m_hat, data.eta,
+                                          data.mu, data.tau_hat)
     for k in range(n):
         for a in range(6):
             eta[k, a] = 0.0
@@ -91,7 +91,7 @@ def forward_dynamics_mimic(reals, ints, body, leader, a, b, q, qd, tau, f_ext, w
     """
     nb = leader.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, nb)
-    q_b, qd_b, phi = np.empty(nb), np.empty(nb), data[17]
+    q_b, qd_b, phi = np.empty(nb), np.empty(nb), data.phi
     for c in range(q.shape[0]):
         q_b[body[c]], qd_b[body[c]] = q[c], qd[c]
     mimics = np.flatnonzero(leader >= 0)
@@ -131,7 +131,7 @@ def forward_dynamics_cholesky(reals, ints, q, qd, tau, f_ext, workspace, qdd):
     """Write qdd = FD(q, qd, tau) from the composite-body GIM (000 eq. 22) by Cholesky."""
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
-    phi = data[17]
+    phi = data.phi
     kinematics(model, data, q)
     newton_euler(model, data, qd, None, f_ext, phi)
     L = np.empty((n, n))                              # one n x n scratch

@@ -34,9 +34,9 @@ def composite_inertia_matrix(model, data, I):
 
     M~_i starts at M_i and is M_i's storage: the sweep turns M into M~ in place.
     """
-    lam = model[0]
+    lam = model.lam
     n = lam.shape[0]
-    r, p, M_tilde, y = data[1], data[3], data[10], data[18]
+    r, p, M_tilde, y = data.r, data.p, data.M_tilde, data.y
     for i in range(n - 1, -1, -1):
         if lam[i] >= 0:
             inertia_to_parent(r[i], M_tilde[i], M_tilde[lam[i]])   # 000 eq. 21

@@ -40,9 +40,9 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
     without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
-    lam, prismatic, g = model[0], model[1], model[7]
+    lam, prismatic, g = model.lam, model.prismatic, model.g
     n = qd.shape[0]
-    R, r, e, p, M, d, O, t, td, w = data[:10]
+    r, p, M, d, t, td, w = data.r, data.p, data.M, data.d, data.t, data.td, data.w
     for i in range(n):
         if lam[i] >= 0:
             twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10

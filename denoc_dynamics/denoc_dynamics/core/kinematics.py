@@ -35,12 +35,12 @@ def kinematics(model, data, q):
     """
     Fill R, r, e, p, M, d and O of ``data`` at q (000 eqs. 1-15), over the tree.
 
-    ``model`` and ``data`` are the tuples of :func:`.model.model_arrays` and
+    ``model`` and ``data`` are the named views of :func:`.model.model_arrays` and
     :func:`.model.data_arrays`, as every kernel of the core takes them.
     """
-    lam, prismatic, R_tree, o_tree, m, c_body, I_body, _ = model
+    lam, prismatic, R_tree, o_tree = model.lam, model.prismatic, model.R_tree, model.o_tree
     n = q.shape[0]
-    R, r, e, p, M, d, O = data[:7]
+    R, r, O = data.R, data.r, data.O
     for i in range(n):
         T = R_tree[i]
         if prismatic[i]:                           # a slide along z: J_i = 1
@@ -65,7 +65,8 @@ def kinematics(model, data, q):
         else:
             r[i, 0], r[i, 1], r[i, 2] = o0, o1, o2
             O[i, 0], O[i, 1], O[i, 2] = o0, o1, o2
-        _body_terms(R[i], prismatic[i], m[i], c_body[i], I_body[i], e[i], p[i], M[i], d[i])
+        _body_terms(R[i], prismatic[i], model.m[i], model.c[i], model.I_O[i], data.e[i],
+                    data.p[i], data.M[i], data.d[i])
 
 
 @njit_inline

@@ -3,14 +3,23 @@ The prepared model and the workspace of the compiled algorithms (Pinocchio's Mod
 
 The kernels of the core are numba functions whose arguments are a handful of flat
 float64 and int64 buffers: numba's call costs about 0.06 us per array argument, and a
-tuple or a class of arrays costs microseconds.  The named arrays are views of those
-buffers, carved in one place each: :func:`model_arrays` for the constant model (the
-body tree read from the URDF) and :func:`data_arrays` for the workspace one state
-fills.
+tuple or a class of arrays passed from Python costs microseconds.  Inside the compiled
+code the buffers are read through named views, carved in one place each:
+:func:`model_arrays` gives the constant model (the body tree read from the URDF) as a
+:class:`ModelArrays`, :func:`data_arrays` the workspace one state fills as a
+:class:`DataArrays`.  Both are named tuples of array views, built inside the kernels
+(free: numba keeps a tuple of views in registers), so that a kernel reads
+``data.M_hat[k]`` and ``model.lam[i]`` as Pinocchio reads ``data.oYcrb[i]``.
+
+A new kernel takes ``(reals, ints, ..., workspace, out)`` from Python and opens with
+
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
 
 Bodies i = 0..n-1 (the papers' 1..n) hang in a tree by the parent array lambda(i) < i,
 -1 for the fixed base; a serial chain is lambda(i) = i - 1.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -25,6 +34,25 @@ DATA_REALS = 36 + 8 * 6 + 4 * 3 + 9 + 3
 #: Float64 entries per body of the model: R_tree and I_O (9 each), o_tree and c (3
 #: each) and m; gravity (3) follows the bodies.
 MODEL_REALS = 2 * 9 + 2 * 3 + 1
+
+
+#: The model's named views (:func:`model_arrays`): lambda(i) and the joint type per
+#: body, joint i's frame R_tree,i, o_tree,i in body lambda(i)'s frame at q_i = 0 (its
+#: axis is z), body i's mass m_i, mass centre c_i and inertia I_O,i about its joint
+#: origin in body coordinates, and gravity g in the base frame.
+ModelArrays = namedtuple('ModelArrays', ['lam', 'prismatic', 'R_tree', 'o_tree', 'm', 'c',
+                                         'I_O', 'g'])
+
+#: The workspace's named views (:func:`data_arrays`), the DeNOC quantities of 000 eqs.
+#: 1-22 and 002 eqs. 11-19 with body i referred to its joint origin O_i: R_i, r_i =
+#: O_i - O_lambda(i), e_i, p_i, M_i, d_i = C_i - O_i, O_i, the twist t_i and its rate
+#: td_i, the wrench w~_i (``w``), M~_i, M^_i, psi_i, m^_i, eta_i, mu_i, tau^_i, phi_i and
+#: y_i, a wrench walked from body i towards the base (000 eqs. 22, 34, 38).  ``M``,
+#: ``M_tilde`` and ``M_hat`` are one storage: the composite-body and articulated-body
+#: sweeps turn each M_i into M~_i or M^_i in place.
+DataArrays = namedtuple('DataArrays', ['R', 'r', 'e', 'p', 'M', 'd', 'O', 't', 'td', 'w',
+                                       'M_tilde', 'M_hat', 'psi', 'm_hat', 'eta', 'mu',
+                                       'tau_hat', 'phi', 'y'])
 
 
 class Model:
@@ -50,7 +78,9 @@ class Model:
         parent = getattr(chain, 'parent', np.arange(n) - 1)
         self.ints[0] = parent
         self.ints[1] = chain.prismatic
-        _, _, R_tree, o_tree, m, c_body, I_O, g = model_arrays(self.reals, self.ints)
+        arrays = model_arrays(self.reals, self.ints)
+        R_tree, o_tree, m, c_body, I_O = (arrays.R_tree, arrays.o_tree, arrays.m, arrays.c,
+                                          arrays.I_O)
         self.A = A = np.array([_z_to_axis(a) for a in chain.axis]).reshape(n, 3, 3)
         A_parent = np.array([A[k] if k >= 0 else np.eye(3) for k in parent]).reshape(n, 3, 3)
         R_tree[:] = np.einsum('kji,kjl,klm->kim', A_parent, chain.X_tree[:, :3, :3], A)
@@ -60,7 +90,7 @@ class Model:
         I_C = np.einsum('kji,kjl,klm->kim', A, chain.inertia, A)
         cc = np.einsum('ki,ki->k', c, c)[:, None, None] * np.eye(3)
         I_O[:] = I_C + m[:, None, None] * (cc - c[:, :, None] * c[:, None, :])   # parallel axes
-        g[:] = gravity
+        arrays.g[:] = gravity
 
     def data(self) -> np.ndarray:
         """Return a new workspace for one state (Pinocchio's Data)."""
@@ -89,19 +119,12 @@ def _vectors(buffer, start, count, n, size):
 
 @njit_inline
 def model_arrays(reals, ints):
-    """
-    Return the model's named views (every one C-ordered, none a copy).
-
-    (lambda, prismatic, R_tree,i, o_tree,i, m_i, c_i, I_O,i, gravity g):
-    joint i's frame is R_tree,i, o_tree,i in body lambda(i)'s frame at q_i = 0, its
-    axis is z, and body i has mass m_i, its mass centre at c_i and inertia I_O,i
-    about its joint origin, in body coordinates.
-    """
+    """Return the model's :class:`ModelArrays` (every view C-ordered, none a copy)."""
     n = ints.shape[1]
     m3 = _blocks(reals, 0, 2, n, 3)
     v3 = _vectors(reals, 18 * n, 2, n, 3)
-    return (ints[0], ints[1], m3[0], v3[0], reals[24 * n:25 * n], v3[1], m3[1],
-            reals[25 * n:25 * n + 3])
+    return ModelArrays(lam=ints[0], prismatic=ints[1], R_tree=m3[0], o_tree=v3[0],
+                       m=reals[24 * n:25 * n], c=v3[1], I_O=m3[1], g=reals[25 * n:25 * n + 3])
 
 
 def _z_to_axis(a) -> np.ndarray:
@@ -122,19 +145,12 @@ def _z_to_axis(a) -> np.ndarray:
 
 @njit_inline
 def data_arrays(data, n):
-    """
-    Return the workspace's named views (every one C-ordered, none a copy).
-
-    (R_i, r_i = O_i - O_lambda(i), e_i, p_i, M_i, d_i = C_i - O_i, O_i, t_i, td_i, w~_i,
-    M~_i, M^_i, psi_i, m^_i, eta_i, mu_i, tau^_i, phi_i, y_i), the DeNOC quantities of
-    000 eqs. 1-22 and 002 eqs. 11-19 with body i referred to its joint origin O_i;
-    y_i is a wrench walked from body i towards the base (000 eqs. 22, 34, 38).  M~ and
-    M^ are M's storage: their sweeps turn each M_i into M~_i or M^_i in place.
-    """
+    """Return the workspace's :class:`DataArrays` (every view C-ordered, none a copy)."""
     M = _blocks(data, 0, 1, n, 6)[0]
     v6 = _vectors(data, 36 * n, 8, n, 6)
     v3 = _vectors(data, 84 * n, 4, n, 3)
     R = _blocks(data, 96 * n, 1, n, 3)[0]
     s = _vectors(data, 105 * n, 1, 3, n)[0]
-    return (R, v3[0], v3[1], v6[0], M, v3[2], v3[3], v6[1], v6[2], v6[3], M, M,
-            v6[4], s[0], v6[5], v6[6], s[1], s[2], v6[7])
+    return DataArrays(R=R, r=v3[0], e=v3[1], p=v6[0], M=M, d=v3[2], O=v3[3], t=v6[1],
+                      td=v6[2], w=v6[3], M_tilde=M, M_hat=M, psi=v6[4], m_hat=s[0],
+                      eta=v6[5], mu=v6[6], tau_hat=s[1], phi=s[2], y=v6[7])

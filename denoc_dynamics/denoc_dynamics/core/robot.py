@@ -27,6 +27,8 @@ from .inverse_dynamics import inverse_dynamics
 from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import kinematics
 from .model import data_arrays, Model, model_arrays
+from .momentum import momentum_terms
+from .reaction_wrench import reaction_wrenches
 from .udu import articulated_bodies, udu
 from .urdf import build_chain, build_chain_xml, Chain
 
@@ -267,11 +269,10 @@ class Robot:
             raise ValueError(f'kinematics takes one configuration (n,), got {q.shape}')
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model_arrays(self.model.reals, self.model.ints), data, q)
-        R, r, e, p, M, d, O = data[:7]
-        R = np.einsum('kij,klj->kil', R, self.model.A)      # the URDF link frames, R_i A_i^T
-        m = self.chain.mass
-        return Kinematics(R, e, O, r, d, O + d, p, M, mass_centre_inertias(M, d, m), m,
-                          self.chain.prismatic.astype(bool))
+        R = np.einsum('kij,klj->kil', data.R, self.model.A)  # the URDF link frames, R_i A_i^T
+        m, O, d, M = self.chain.mass, data.O, data.d, data.M
+        return Kinematics(R, data.e, O, data.r, d, O + d, data.p, M,
+                          mass_centre_inertias(M, d, m), m, self.chain.prismatic.astype(bool))
 
     def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -284,6 +285,35 @@ class Robot:
         q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
         return self._coordinates(self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics,
                                               *self._bodies(q, qd, qdd), f_ext))
+
+    def reaction_wrenches(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        """
+        Return w~_i (n_bodies, 6) at one state: the wrench across each joint (000 eq. 18).
+
+        [moment about the joint origin O_i; force] in the base frame, that body
+        lambda(i) exerts on everything beyond joint i (:mod:`.reaction_wrench`);
+        ``f_ext`` as :meth:`inverse_dynamics` takes it.
+        """
+        q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
+        if q.ndim != 1:
+            raise ValueError(f'reaction_wrenches takes one state (n,), got {q.shape}')
+        out = np.empty((self._nb, 6))
+        reaction_wrenches(self._reals, self._ints, *self._bodies(q, qd, qdd),
+                          self._wrenches(f_ext, ()), self._data(), out)
+        return _finite(out)
+
+    def momentum_terms(self, q, qd):
+        """
+        Return (p, C^T qd, g) at one state: p = I qd, C^T qd and g(q) (:mod:`.momentum`).
+
+        Two O(n) sweeps, no finite differences; the momentum observer's terms.
+        """
+        q, qd = self._states(q=q, qd=qd)
+        if q.ndim != 1:
+            raise ValueError(f'momentum_terms takes one state (n,), got {q.shape}')
+        out = np.empty((3, self._nb))
+        momentum_terms(self._reals, self._ints, *self._bodies(q, qd), self._data(), *out)
+        return tuple(_finite(self._coordinates(x)) for x in out)
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
@@ -374,7 +404,7 @@ class Robot:
             raise ValueError(f'articulated_inertias takes one configuration (n,), got {q.shape}')
         if self._G is not None:
             return self.udu(q)[1]
-        return _finite(self._articulated_bodies(q)[0][13])
+        return _finite(self._articulated_bodies(q)[0].m_hat)
 
     def inverse_inertia_matrix(self, q) -> np.ndarray:
         """
@@ -468,7 +498,7 @@ class Robot:
         model = model_arrays(self.model.reals, self.model.ints)
         data = data_arrays(self.model.data(), self._nb)
         kinematics(model, data, q)
-        p, M = data[3], data[4]
+        p, M = data.p, data.M
         sigma = np.einsum('ki,kij,kj->k', np.abs(p), np.abs(M), np.abs(p))  # M, not yet M^
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             articulated_bodies(model, data)
@@ -491,7 +521,7 @@ class Robot:
         """
         with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
             data, sigma = self._articulated_bodies(np.zeros(self._nb))
-            r, p, psi, m_hat = data[1], data[3], data[12], data[13]
+            r, p, psi, m_hat = data.r, data.p, data.psi, data.m_hat
             p_abs = np.abs(p)
             parent = self.model.ints[0]
             c = np.flatnonzero(parent >= 0)

@@ -40,13 +40,11 @@ def unit_triangle(reals, ints, q, workspace, T, eliminate):
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
     articulated_bodies(model, data)
-    lam = model[0]
-    r, p, psi, m_hat, y = data[1], data[3], data[12], data[13], data[18]
     T[:] = 0.0
-    for k in range(lam.shape[0]):
+    for k in range(T.shape[0]):
         T[k, k] = 1.0
-        walk_to_base(lam, r, p, psi, k, y[k], T[:, k], eliminate)
-    return m_hat
+        walk_to_base(model.lam, data.r, data.p, data.psi, k, data.y[k], T[:, k], eliminate)
+    return data.m_hat
 
 
 @njit
@@ -80,9 +78,9 @@ def articulated_bodies(model, data):
     M^_k starts at M_k and is M_k's storage: the sweep reaches body k after all of its
     children have added to it, and leaves M^ where M was.
     """
-    lam, prismatic = model[0], model[1]
+    lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
-    r, e, p, M_hat, psi, m_hat = data[1], data[2], data[3], data[11], data[12], data[13]
+    r, e, p, M_hat, psi, m_hat = data.r, data.e, data.p, data.M_hat, data.psi, data.m_hat
     for k in range(n - 1, -1, -1):
         c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
         for a in range(6):                                          # psi^_k = M^_k p_k

@@ -114,6 +114,7 @@ class Chain:
     mimic_leader: Optional[np.ndarray] = None       # (n,) int64: leader body, -1 if none
     mimic_multiplier: Optional[np.ndarray] = None   # (n,) float: 1.0 if not a mimic joint
     mimic_offset: Optional[np.ndarray] = None       # (n,) float: 0.0 if not a mimic joint
+    description: Optional[Description] = None       # the parsed URDF it was read from
 
     def __post_init__(self):
         """Fill in the serial chain and 'no mimic joints' for the fields not given."""
@@ -232,7 +233,8 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
         locked_joints=locked, root_mass_ignored=root_mass,
         parent=np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64),
-        mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2])
+        mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2],
+        description=robot)
 
 
 class _Tree:

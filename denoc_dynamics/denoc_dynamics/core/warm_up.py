@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .momentum_observer import MomentumObserver
 from .robot import load_urdf_xml
 
 WARM_UP_TREE = """<robot name="warm_up">
@@ -30,6 +31,10 @@ WARM_UP_TREE = """<robot name="warm_up">
   <joint name="j2" type="prismatic"><parent link="a"/><child link="b"/>
     <origin xyz="0 0 0.2"/><axis xyz="1 0 0"/>
     <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="tool"><inertial><mass value="0.1"/>
+    <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="tool_joint" type="fixed"><parent link="b"/><child link="tool"/>
+    <origin xyz="0 0 0.05"/></joint>
   <joint name="j3" type="revolute"><parent link="a"/><child link="c"/>
     <origin xyz="0 0 0.2"/><axis xyz="0 1 0"/><mimic joint="j1" multiplier="0.5"/>
     <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
@@ -56,6 +61,11 @@ def compile_kernels() -> float:
             robot.composite_body(q, qd)
         robot.articulated_inertias(q[0])
         robot.kinematics(q[0])
+        robot.reaction_wrenches(q[0], qd[0], x[0], f_ext=f_ext[0])
+        robot.momentum_terms(q[0], qd[0])
+        observer = MomentumObserver(robot, 10.0)
+        for dt in (0.0, 1e-3):
+            observer.update(q[0], qd[0], x[0], dt)
     for states in ((3,), (2, 3)):            # the planar point-mass chain (001)
         theta = np.full(states, 0.3)
         fixman.forward_dynamics(theta, theta, 0.5, 1.0, theta)

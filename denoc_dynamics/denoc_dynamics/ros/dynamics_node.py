@@ -7,7 +7,10 @@ Subscribes
   missing or named twice, a NaN/Inf, a joint speed above ``max_velocity``, or
   position/velocity arrays whose lengths differ from the names is rejected (counted,
   throttled warning); so is a state whose dynamics overflow to NaN/Inf with the
-  latest effort command: nothing non-finite is ever published.
+  latest effort command: nothing non-finite is ever published.  Only the arm's own
+  states are used (:mod:`.state_gate`): while the topic has a second publisher
+  (another arm on the domain without a namespace), states stamped before the previous
+  one (a bag replay) or ahead of the node's clock are rejected, counted and logged.
   ``effort_commands`` (std_msgs/Float64MultiArray): joint efforts in the order of the
   ``joints`` parameter (default: chain order); a command older than
   ``command_timeout`` counts as zero torque.
@@ -58,6 +61,7 @@ from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import DYNAMICS_NODE
 from .robot_model import RobotModelSource
+from .state_gate import StateGate
 from .. import NonFiniteResult
 from .. import Robot
 
@@ -111,8 +115,14 @@ class DynamicsNode(Node):
 
         self.model = RobotModelSource(self, self._set_model)
 
+        # the EventsExecutor this node runs on gives no message info (publisher GID):
+        # the gate counts the topic's publishers instead
+        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
+        self._last_now = None
         self.state_sub = self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
+            JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}),
+            qos_profile_sensor_data)
+        self.create_timer(1.0, self._count_state_publishers)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
         for srv_type, name, compute in (
@@ -151,9 +161,20 @@ class DynamicsNode(Node):
         except Rejected as exc:
             self.command_rejections.add(exc)
 
-    def _on_joint_state(self, msg):
+    def _count_state_publishers(self):
+        if self.state_sub is not None:
+            self.gate.check_graph(self.count_publishers(self.state_sub.topic_name))
+
+    def _on_joint_state(self, msg, info=None):
+        """Take one joint state (``info``: as :meth:`.state_gate.StateGate.admit`)."""
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
+            return
+        now = self._now()
+        if self._last_now is not None and now < self._last_now:
+            self.gate.restart()    # the clock jumped back: a reset simulation
+        self._last_now = now
+        if not self.gate.admit(msg, now, info):
             return
         q, qd = state
         robot = self.robot

@@ -37,6 +37,7 @@ from rclpy.parameter import Parameter
 from .joint_commands import INTERFACES
 from ..settings import field_settings, Setting
 from ..simulation import PhysicsParameters, START_MODE
+from ..trajectory import START_TOLERANCE
 
 #: The name part of a per-joint entry, as in joint_trajectory_controller's YAML.
 JOINTS = '__map_joints'
@@ -335,6 +336,9 @@ TRAJECTORY_CONTROLLER = ParameterTable(
     param('constraints.goal_time', DOUBLE, 0.0,
           'time [s] after the last point to get within the goal tolerances before the goal '
           'aborts; 0: no limit', ge=0.0),
+    param('constraints.start_tolerance', DOUBLE, START_TOLERANCE,
+          'largest jump [rad, m] of the reference at the start of a trajectory (a first '
+          'point at time 0, or a late start); a larger one is rejected', ge=0.0),
     param(f'gains.{JOINTS}.kp', DOUBLE, 225.0, 'kp [1/s^2] of joint {joint}', ge=0.0),
     param(f'gains.{JOINTS}.kd', DOUBLE, 30.0, 'kd [1/s] of joint {joint}', ge=0.0),
     param(f'gains.{JOINTS}.friction_velocity', DOUBLE, 0.05,

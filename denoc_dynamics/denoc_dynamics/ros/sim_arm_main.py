@@ -17,10 +17,17 @@ makes it follow the demo trajectory (:func:`denoc_dynamics.trajectory.demo_traje
 a 12 s loop through four poses around the initial one) over and over, until a
 trajectory arrives from elsewhere on ``/trajectory_controller/joint_trajectory``; the
 arm follows that one and then holds.  The controller's friction compensation gets
-the simulated arm's own friction regularization, and the sim node publishes /clock
-and stamps joint_states with the simulated time, on which the controller runs
-whatever the real-time factor.  Without the demo the arm holds its initial pose
+the simulated arm's own friction regularization.  The sim node publishes /clock and
+stamps joint_states with the simulated time; the controller runs on the simulated
+time, whatever the real-time factor, handed to it as its clock (never read from a
+stamp), so that a reset or a stop of the simulation is a jump of its clock, which
+drops the running trajectory.  Without the demo the arm holds its initial pose
 (``start_mode: hold``) until something publishes ``effort_commands``.
+
+The dynamics node and the controller take the sim node's joint states in-process
+(:func:`follow_simulation`), not from the ``joint_states`` topic: other publishers
+there (a second arm on the domain, joint_state_publisher's GUI, a bag) cannot steer
+them.
 
 The 3D view (:mod:`.arm_viewer`, on by default, ``--no-viewer`` to switch it off)
 serves the moving arm on http://localhost:8080 (``--viewer-port``).
@@ -72,6 +79,20 @@ def default_params_file():
         pass
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.join(here, '..', '..', 'config', 'sim_arm.yaml')
+
+
+def follow_simulation(node, sim, callback):
+    """
+    Hand ``node`` the joint states of ``sim`` in-process, instead of its topic's.
+
+    ``callback(msg)`` gets every JointState the sim node publishes, as it publishes
+    it: the node follows its own arm whatever else publishes ``joint_states`` on the
+    domain (a second denoc_sim_arm, a GUI, a bag), as joint_trajectory_controller
+    reads only the state interfaces it owns.
+    """
+    node.destroy_subscription(node.state_sub)
+    node.state_sub = None
+    sim.state_listeners.append(callback)
 
 
 class DemoLoop:
@@ -210,7 +231,7 @@ def node_overrides(args, urdf):
     if args.start_mode is not None:
         sim_overrides.append(Parameter('start_mode', typed.STRING, args.start_mode))
     if args.demo:
-        # the trajectory controller runs on the joint states' stamps: simulated time
+        # joint_states stamped with the simulated time, which the controller runs on
         sim_overrides.append(Parameter('publish_clock', typed.BOOL, True))
     return overrides, sim_overrides
 
@@ -239,10 +260,15 @@ def main(argv=None):
             # a shutdown signal during start-up: the nodes still to come are not
             # created (the 3D view alone takes seconds to import and start)
             if not session.signals.requested:
-                session.add(DynamicsNode(parameter_overrides=overrides))
+                dynamics = session.add(DynamicsNode(parameter_overrides=overrides))
+                follow_simulation(dynamics, sim, dynamics._on_joint_state)
             if args.demo and not session.signals.requested:
                 # the simulated arm's friction model (simulated_friction in the YAML)
                 controller = session.add(TrajectoryController(parameter_overrides=overrides))
+                # the controller runs on the simulated time, handed over as /clock
+                # would hand it (a state's stamp is never its time)
+                controller.clock = sim.sim_clock
+                follow_simulation(controller, sim, controller.on_joint_state)
                 DemoLoop(controller, sim.initial_positions)
             if args.viewer and not session.signals.requested:
                 from .arm_viewer import start_viewer  # viser is imported only if wanted

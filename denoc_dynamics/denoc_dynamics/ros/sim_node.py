@@ -63,10 +63,12 @@ import sys
 import numpy as np
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
+from rclpy.clock import ROSClock as RosTimeClock
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
+from rclpy.time_source import TimeSource
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -123,6 +125,13 @@ class SimNode(Node):
         self.command_rejections = Rejections(self.get_logger(), 'effort command')
         self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
         self.listeners = []  # called with each published Snapshot
+        self.state_listeners = []  # called with each published JointState, after it
+        # The simulated time as a ROS clock, for nodes composed in this process
+        # (denoc_sim_arm's controller): set as /clock is, without the trip through DDS.
+        self.sim_clock = RosTimeClock()
+        self._time_source = TimeSource()
+        self._time_source.attach_clock(self.sim_clock)
+        self._time_source.ros_time_is_active = True
         self._js_msg = None
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
         self._tick_waiters = []   # futures completed by the next physics tick
@@ -238,9 +247,10 @@ class SimNode(Node):
 
     def _publish(self, snapshot):
         msg = self._js_msg
+        _time_msg(self._clock_msg.clock, snapshot.t)
+        self._time_source.clock_callback(self._clock_msg)
         if self.clock_pub is not None:
             _time_msg(msg.header.stamp, snapshot.t)
-            _time_msg(self._clock_msg.clock, snapshot.t)
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
@@ -258,6 +268,8 @@ class SimNode(Node):
             self.robot_js_pub.publish(msg)
         for listener in self.listeners:
             listener(snapshot)
+        for listener in self.state_listeners:
+            listener(msg)
 
     def _on_failure(self, message):
         self.get_logger().error(f'simulation stopped: {message}; call ~/reset')

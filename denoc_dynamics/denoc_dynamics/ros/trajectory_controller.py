@@ -12,14 +12,25 @@ Subscribes
   interpolation as the points give positions, velocities, accelerations;
   ``header.stamp`` zero starts now.  A new trajectory (or goal) replaces the current
   one, starting from the current reference, and preempts a running goal.  The
-  controller's time is that of the joint states' stamps (see :meth:`now`).  A bad one
+  controller's time is its own clock (ROS time: ``/clock`` under ``use_sim_time``; see
+  :meth:`now`), never a joint state's stamp.  A bad one
   (unknown or duplicate joints, non-increasing, negative or too late times, NaN or
   Inf, positions outside the limits, segments faster than the velocity limits, wrong
   array lengths, too many points, or an end before now with a non-zero stamp) is
-  rejected, counted and logged (throttled); nothing moves.  One received before the
+  rejected, counted and logged (throttled); nothing moves.  So is one whose
+  interpolated reference, sampled as it will be executed (from the current reference
+  on, :func:`denoc_dynamics.trajectory.check_execution`), leaves the position or
+  velocity limits, or jumps at the start by more than
+  ``constraints.start_tolerance``.  One received before the
   first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
-  gives one effort command, computed at its stamp.
+  gives one effort command, computed at the controller's time.  States from a second
+  publisher, stamped before the previous one or ahead of the clock are rejected,
+  counted and logged (:mod:`.state_gate`).  When the clock jumps back (a simulation
+  reset or stopped), jumps forward or the states stop for ``joint_state_timeout``, or
+  the arm jumps faster than its velocity limits allow (reset under a wall-clock
+  controller), the trajectory is dropped, a running goal aborted (INVALID_GOAL, the
+  reason in ``error_string``), and the arm held where the next state finds it.
 
 Publishes
   ``effort_commands`` (std_msgs/Float64MultiArray), in the order of the ``joints``
@@ -64,6 +75,7 @@ import time
 
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
 import numpy as np
+from rclpy.clock_type import ClockType
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.task import Future
@@ -80,10 +92,12 @@ from .parameters import JOINTS
 from .parameters import PASSIVE_PHYSICS
 from .parameters import TRAJECTORY_CONTROLLER
 from .robot_model import RobotModelSource
+from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
 from ..passive import passive_gains
 from ..simulation import leading_pose
 from ..simulation import PhysicsParameters
+from ..trajectory import check_execution
 from ..trajectory import check_trajectory
 from ..trajectory import Trajectory
 from ..trajectory import TrajectoryError
@@ -96,6 +110,12 @@ GAINS = f'gains.{JOINTS}.{{}}'
 #: INVALID_JOINTS; OLD_HEADER is OLD_HEADER_TIMESTAMP; every other one INVALID_GOAL.
 JOINT_REASONS = ('unknown joint', 'duplicate joint', 'partial joints')
 OLD_HEADER = 'old header timestamp'
+
+#: A joint that moves faster than this many times its velocity limit between two
+#: states, plus STATE_JUMP_MARGIN [rad, m], jumped: the arm was reset under the
+#: controller (the simulated drives brake joints beyond their limits up to 3 times it).
+STATE_JUMP_SPEEDS = 4.0
+STATE_JUMP_MARGIN = 0.05
 
 #: At most one INFO line about accepted trajectories every this many seconds; the
 #: ones in between are counted and summarized in the next line.
@@ -261,8 +281,12 @@ class TrajectoryController(Node):
         self.max_points, self.max_duration = p.max_points, p.max_duration
         self.stopped_velocity = p['constraints.stopped_velocity_tolerance']
         self.goal_time = p['constraints.goal_time']
+        self.start_tolerance = p['constraints.start_tolerance']
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
+        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
+        self.clock = self.get_clock()
+        self.time_jumps = 0           # goals and trajectories dropped on a jump of time
         self.log_accepted = AcceptLog(self.get_logger())
         self.accepted = 0
         self.law = None
@@ -271,7 +295,7 @@ class TrajectoryController(Node):
         self.trajectory_start = 0.0   # start time of the current trajectory [s]
         self.active = False           # following a received trajectory (not holding)
         self.source = None            # who sent the current trajectory ('topic', ...)
-        self.latest_time = None       # stamp of the latest joint state [s]
+        self.latest_time = None       # the controller's time at the latest joint state [s]
         self.latest_state = None      # (q, qd) of the latest joint state
         self.goal = None              # the ActiveGoal being executed
         self.pending = None           # (msg, source, goal, deadline) waiting for a state
@@ -279,10 +303,11 @@ class TrajectoryController(Node):
         self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
         self._setup_control_msgs()
         self.model = RobotModelSource(self, self._set_model)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
-                                 qos_profile_sensor_data)
+        self.state_sub = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(0.05, self._expire_pending)
+        self.create_timer(0.05, self._watch_state)
 
     def _setup_control_msgs(self):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
@@ -346,15 +371,65 @@ class TrajectoryController(Node):
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
         """
-        Return the controller's time [s]: the stamp of the latest joint state.
+        Return the controller's time [s]: its own clock, never a joint state's stamp.
 
-        The reference is sampled at the joint states' stamps, so that the controller
-        runs on the arm's clock (the simulated time of a sim that publishes /clock,
-        whatever its real-time factor); before the first state, the node's clock.
+        :attr:`clock` is the node's ROS clock (the simulated time of ``/clock`` under
+        ``use_sim_time``, as joint_trajectory_controller's controller manager); a
+        process that composes the controller with its simulation may hand it the
+        simulation's clock instead (denoc_sim_arm).
         """
-        if self.latest_time is not None:
-            return self.latest_time
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self.clock.now().nanoseconds * 1e-9
+
+    def _time_jumped(self, why: str):
+        """
+        End the running goal (aborted, INVALID_GOAL, ``why``) and start over.
+
+        The reference is dropped: the next joint state is held where it is, as the
+        first one is, whatever the old trajectory said (a reset simulation is not where
+        it was).
+        """
+        following = self.active or (self.goal is not None and not self.goal.done)
+        self._preempt(f'aborted: {why}')
+        self.trajectory = None
+        self.active = False
+        self.latest_time = None
+        self.gate.restart()
+        self.time_jumps += 1
+        then = ('the trajectory is dropped and the arm held where the next joint state '
+                'finds it' if following else 'holding where the next joint state finds it')
+        self.get_logger().warning(f'{why}; {then}')
+
+    def _check_time(self, t: float, q) -> bool:
+        """Detect a jump of the clock (or of the arm) before the state at ``t``; False: skip."""
+        last = self.latest_time
+        if last is None:
+            # use_sim_time and no /clock yet: the time has not started
+            return t != 0.0 or self.clock.clock_type != ClockType.ROS_TIME
+        if t < last:
+            self._time_jumped(f'the clock jumped back by {last - t:.3f} s (from {last:.3f} to '
+                              f'{t:.3f} s: the simulation was reset or stopped?)')
+        elif t - last > self.state_timeout and self.active:
+            self._time_jumped(f'no joint state for {t - last:.3f} s, more than '
+                              f'joint_state_timeout {self.state_timeout:g} s (the clock '
+                              'jumped forward, or the arm stopped publishing)')
+        elif self.active:
+            moved = np.abs(q - self.latest_state[0])
+            bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - last)
+                     + STATE_JUMP_MARGIN)
+            if np.any(moved > bound):
+                j = int(np.argmax(moved - bound))
+                self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
+                                  f'{moved[j]:.3f} in {t - last:.3f} s, faster than its '
+                                  'velocity limit allows (the simulation was reset?)')
+        return True
+
+    def _watch_state(self):
+        """Abort a running goal whose joint states stopped for joint_state_timeout."""
+        if self.active and self.latest_time is not None:
+            t = self.now()
+            if t - self.latest_time > self.state_timeout:
+                self._time_jumped(f'no joint state for {t - self.latest_time:.3f} s, more '
+                                  f'than joint_state_timeout {self.state_timeout:g} s')
 
     @property
     def finished(self) -> bool:
@@ -399,6 +474,8 @@ class TrajectoryController(Node):
             reference = self.trajectory.sample(now)
             trajectory = Trajectory.from_checked(checked, start, now, reference)
             trajectory.check_velocity(joints.velocity, self.law.robot.joint_names)
+            check_execution(trajectory, now, reference, joints.lower, joints.upper,
+                            joints.velocity, self.law.robot.joint_names, self.start_tolerance)
         except TrajectoryError as exc:
             self.rejections.add(TrajectoryError(exc.reason, f'{source}: {exc.detail}'))
             if goal_handle is not None:
@@ -552,12 +629,25 @@ class TrajectoryController(Node):
         self.active = False
 
     # --- the control loop ------------------------------------------------------------
-    def _on_joint_state(self, msg):
+    def _on_joint_state_info(self, msg, info):
+        self.on_joint_state(msg, info if info is not None else {})
+
+    def on_joint_state(self, msg, info=None):
+        """
+        Take one joint state of the arm: one effort command, at the controller's time.
+
+        ``info`` is the subscription's message info ({} where the executor gives none);
+        None when the process hands over its own simulation's states (denoc_sim_arm).
+        """
+        if self.states is None:
+            return
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
             return
         q, qd = state
-        t = seconds(msg.header.stamp) or self.get_clock().now().nanoseconds * 1e-9
+        t = self.now()
+        if not self._check_time(t, q) or not self.gate.admit(msg, t, info):
+            return
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:

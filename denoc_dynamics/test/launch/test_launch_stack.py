@@ -20,6 +20,7 @@ import sys
 from ament_index_python.packages import get_package_share_directory
 from denoc_dynamics.resources import bundled_urdf
 import pytest
+from ros_helpers import sigint_at_default
 from ros_helpers import wait_for
 
 pytestmark = pytest.mark.ros
@@ -44,7 +45,8 @@ def test_ros2_launch_stops_every_node_cleanly(launch, stop):
         with open(log, 'w') as stream:
             proc = subprocess.Popen(['ros2', 'launch', 'denoc_dynamics'] + arguments,
                                     stdout=stream, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=sigint_at_default)
 
         def output():
             with open(log, errors='replace') as stream:
@@ -91,7 +93,8 @@ def test_launch_tests_are_collected_without_pinocchio(tmp_path):
 
 def test_a_launch_test_file_runs_with_launch_test():
     proc = subprocess.run(['launch_test', os.path.join(TEST_DIR, 'test_dynamics_launch.py')],
-                          cwd='/', capture_output=True, text=True, timeout=300)
+                          cwd='/', capture_output=True, text=True, timeout=300,
+                          preexec_fn=sigint_at_default)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert 'No module named' not in out, out

@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ros_helpers import assert_clean_exits  # noqa: E402, I100
 from ros_helpers import isolate  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402
+from ros_helpers import sigint_at_default  # noqa: E402
 
 SHARE = get_package_share_directory('denoc_dynamics')
 URDF = os.path.join(SHARE, 'urdf', 'denoc_arm7.urdf')
@@ -150,7 +151,8 @@ class TestSimArmLaunch(unittest.TestCase):
 
     def test_ros2_topic_hz(self):
         proc = subprocess.Popen(['ros2', 'topic', 'hz', '/joint_states'],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=sigint_at_default)
         try:
             out, _ = proc.communicate(timeout=8.0)
         except subprocess.TimeoutExpired:

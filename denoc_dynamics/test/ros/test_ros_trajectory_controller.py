@@ -23,7 +23,7 @@ def nodes():
         urdf_path=bundled_urdf(), initial_positions=list(POSE),
         publish_clock=True, status_period=0.0))
     controller = NodeProcess('trajectory_controller', ros_args(
-        urdf_path=bundled_urdf(), allow_partial_joints_goal=True))
+        urdf_path=bundled_urdf(), allow_partial_joints_goal=True, use_sim_time=True))
     yield sim, controller
     controller.stop()
     sim.stop()

@@ -7,55 +7,22 @@ moves; a trajectory before the first joint state waits for it; the INFO line per
 accepted trajectory is summarized.
 """
 
-import math
 
 from builtin_interfaces.msg import Duration
-from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.trajectory_controller import AcceptLog
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
 import numpy as np
 import pytest
-from rclpy.parameter import Parameter
-from ros_helpers import Recorder
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
-from trajectory_msgs.msg import JointTrajectoryPoint
+from ros_helpers import goal_of
+from ros_helpers import make
+from ros_helpers import NAMES
+from ros_helpers import POSE
+from ros_helpers import step
+from ros_helpers import T0
+from ros_helpers import target
+from ros_helpers import trajectory
 
 pytestmark = pytest.mark.ros
-
-POSE = [0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0]
-NAMES = [f'joint{k}' for k in range(1, 8)]
-T0 = 1000.0   # the joint states' clock [s]
-
-
-def make(context, **params):
-    params.setdefault('urdf_path', bundled_urdf())
-    node = TrajectoryController(context=context, parameter_overrides=[
-        Parameter(name, value=value) for name, value in params.items()])
-    node.effort_pub = Recorder()
-    return node
-
-
-def joint_state(t, q=POSE):
-    msg = JointState(name=NAMES, position=[float(x) for x in q], velocity=[0.0] * 7)
-    msg.header.stamp.sec = int(t)
-    msg.header.stamp.nanosec = int(round((t % 1.0) * 1e9))
-    return msg
-
-
-def trajectory(names, points, stamp=0.0):
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp.sec = int(stamp)
-    for time, positions in points:
-        point = JointTrajectoryPoint(positions=[float(x) for x in positions])
-        point.time_from_start = Duration(sec=math.floor(time),
-                                         nanosec=int(round((time % 1.0) * 1e9)))
-        msg.points.append(point)
-    return msg
-
-
-def target(offset=0.1):
-    return [q + offset for q in POSE]
 
 
 def test_a_trajectory_before_the_first_joint_state_starts_from_it(context):
@@ -63,7 +30,7 @@ def test_a_trajectory_before_the_first_joint_state_starts_from_it(context):
     try:
         assert node.follow(trajectory(NAMES, [(1.0, target())])) is None   # waits
         assert node.rejections.total == 0
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.active and node.accepted == 1
         assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
         np.testing.assert_allclose(node.trajectory.sample(T0)[0], POSE)
@@ -79,7 +46,7 @@ def test_a_waiting_trajectory_expires_after_joint_state_timeout(context):
         node._expire_pending()
         assert node.pending is None
         assert node.rejections.counts == {'no state': 1}
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert not node.active and node.accepted == 0
     finally:
         node.destroy_node()
@@ -106,11 +73,11 @@ BAD = {
 def test_bad_trajectories_are_rejected_and_nothing_moves(context, reason):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         held = node.effort_pub.messages[-1].data
         assert node.follow(BAD[reason]()) is False
         assert node.rejections.counts == {reason: 1}
-        node._on_joint_state(joint_state(T0 + 0.5))
+        step(node, T0 + 0.5)
         assert not node.active
         np.testing.assert_allclose(node.effort_pub.messages[-1].data, held)
     finally:
@@ -120,7 +87,7 @@ def test_bad_trajectories_are_rejected_and_nothing_moves(context, reason):
 def test_negative_and_infinite_times_are_rejected(context):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         negative = trajectory(NAMES, [(1.0, target())])
         negative.points[0].time_from_start = Duration(sec=-5)
         infinite = trajectory(NAMES, [(1.0, target())])
@@ -135,7 +102,7 @@ def test_the_same_points_within_the_velocity_limits_are_accepted(context):
     # the 'velocity limit' trajectory slowed to 0.2 rad per 0.1 s (2 rad/s < 2.61)
     node = make(context, allow_partial_joints_goal=True)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         slow = trajectory(['joint7'], [(0.1 * (k + 1), [POSE[6] + (0.1 if k % 2 else -0.1)])
                                        for k in range(10)])
         assert node.follow(slow) is True
@@ -150,7 +117,7 @@ def test_the_same_points_within_the_velocity_limits_are_accepted(context):
 def test_a_recent_stamp_is_accepted(context):
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.follow(trajectory(NAMES, [(2.0, target())], stamp=T0 - 1.0)) is True
         assert node.trajectory.end_time == pytest.approx(T0 + 1.0)
     finally:
@@ -198,7 +165,7 @@ def test_without_control_msgs_the_controller_runs_on_the_topic_and_says_so(
         assert node.state_pub.msg_type is TrajectoryControllerState
         said = [line for line in lines if 'control_msgs is not installed' in line]
         assert len(said) == 1 and 'no ~/follow_joint_trajectory' in said[0]
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         assert node.follow(trajectory(NAMES, [(1.0, target())])) is True
     finally:
         node.destroy_node()
@@ -217,33 +184,6 @@ def test_with_control_msgs_the_controller_serves_the_action(context, ros2_msgs):
         node.destroy_node()
 
 
-class FakeGoalHandle:
-    """Stands in for rclpy's ServerGoalHandle: records what the controller does with it."""
-
-    def __init__(self, goal):
-        self.request = goal
-        self.is_cancel_requested = False
-        self.states = []
-        self.feedback = []
-
-    def publish_feedback(self, msg):
-        self.feedback.append(msg)
-
-    def succeed(self):
-        self.states.append('succeeded')
-
-    def abort(self):
-        self.states.append('aborted')
-
-    def canceled(self):
-        self.states.append('canceled')
-
-
-def goal_of(msg, **fields):
-    from control_msgs.action import FollowJointTrajectory
-    return FakeGoalHandle(FollowJointTrajectory.Goal(trajectory=msg, **fields))
-
-
 @pytest.mark.ros2_msgs
 def test_goal_semantics_in_process(context, ros2_msgs):
     from control_msgs.action import FollowJointTrajectory
@@ -251,7 +191,7 @@ def test_goal_semantics_in_process(context, ros2_msgs):
     codes = FollowJointTrajectory.Result
     node = make(context)
     try:
-        node._on_joint_state(joint_state(T0))
+        step(node, T0)
         # bad goals: aborted at once with joint_trajectory_controller's codes
         for msg, fields, code in [
                 (trajectory(NAMES[:6] + ['elbow'], [(1.0, target())]), {},
@@ -269,7 +209,7 @@ def test_goal_semantics_in_process(context, ros2_msgs):
         # a goal, then a second one: the first is preempted (INVALID_GOAL)
         first = goal_of(trajectory(NAMES, [(1.0, target())]))
         one = node.follow(first.request.trajectory, 'action', first)
-        node._on_joint_state(joint_state(T0 + 0.1))
+        step(node, T0 + 0.1)
         assert first.feedback and first.feedback[-1].index == 0
         second = goal_of(trajectory(NAMES, [(1.0, target(0.05))]))
         two = node.follow(second.request.trajectory, 'action', second)
@@ -277,29 +217,29 @@ def test_goal_semantics_in_process(context, ros2_msgs):
         # cancel: holds where the arm is, goal canceled
         second.is_cancel_requested = True
         moved = [q + 0.01 for q in POSE]
-        node._on_joint_state(joint_state(T0 + 0.2, moved))
+        step(node, T0 + 0.2, moved)
         assert second.states == ['canceled'] and two.done and not node.active
         np.testing.assert_allclose(node.trajectory.sample(T0 + 5.0)[0], moved)
         # success once past the last point within the (default) tolerances
         third = goal_of(trajectory(NAMES, [(0.5, moved)]))
         node.follow(third.request.trajectory, 'action', third)
-        node._on_joint_state(joint_state(T0 + 0.8, moved))
+        step(node, T0 + 0.8, moved)
         assert third.states == ['succeeded']
         # goal tolerance 1e-9 with goal_time_tolerance 0.01: GOAL_TOLERANCE_VIOLATED
         fourth = goal_of(trajectory(NAMES, [(0.1, POSE)]),
                          goal_tolerance=[JointTolerance(name=n, position=1e-9) for n in NAMES])
         fourth.request.goal_time_tolerance.nanosec = 10_000_000
         goal = node.follow(fourth.request.trajectory, 'action', fourth)
-        node._on_joint_state(joint_state(T0 + 0.905, moved))   # past the end, 1 cm off
+        step(node, T0 + 0.905, moved)   # past the end, 1 cm off
         assert fourth.states == []                          # within goal_time_tolerance
-        node._on_joint_state(joint_state(T0 + 0.95, moved))
+        step(node, T0 + 0.95, moved)
         assert fourth.states == ['aborted']
         assert goal.future.result().error_code == codes.GOAL_TOLERANCE_VIOLATED
         # path tolerance: aborted while moving, PATH_TOLERANCE_VIOLATED
         fifth = goal_of(trajectory(NAMES, [(1.0, target())]),
                         path_tolerance=[JointTolerance(name='joint1', position=1e-3)])
         goal = node.follow(fifth.request.trajectory, 'action', fifth)
-        node._on_joint_state(joint_state(T0 + 1.0, [q - 0.05 for q in POSE]))
+        step(node, T0 + 1.0, [q - 0.05 for q in POSE])
         assert goal.future.result().error_code == codes.PATH_TOLERANCE_VIOLATED
     finally:
         node.destroy_node()

@@ -1,0 +1,133 @@
+"""
+Which joint states a node follows: its own arm's, in time order, from one publisher.
+
+A node that acts on ``joint_states`` (the trajectory controller, the dynamics node)
+must not be steered by whoever else publishes on the topic: a second arm on the same
+domain without a namespace, joint_state_publisher's GUI, a replayed bag.
+joint_trajectory_controller reads only the state interfaces it owns; over a topic,
+:class:`StateGate` keeps to the same rule as far as a topic allows:
+
+* **one publisher**: the first publisher heard is followed (its GID, from the
+  message info of the subscription).  States from any other publisher are rejected
+  ('second publisher') until the followed one has been silent for ``handover``
+  seconds (it restarted, or was replaced): then the next publisher heard is
+  followed, and a line says so.  Where the executor gives no message info (rclpy's
+  EventsExecutor), :meth:`StateGate.check_graph` counts the publishers on the topic
+  instead, and every state is rejected while there are two or more.
+* **time order**: a state stamped more than ``max_lead`` seconds after the node's
+  own clock is rejected ('stamp from the future'); where publishers cannot be told
+  apart, so is one stamped before the previous accepted one ('stamp back in time':
+  a replayed bag, a second arm started earlier), unless no state was admitted for
+  ``handover`` seconds.  The followed publisher's stamps may go back (its simulated
+  time was reset).  The stamp is checked, never used as the time: the node runs on
+  its own clock (ROS time; the simulated time of ``/clock`` under
+  ``use_sim_time``).  When that clock jumps back (a simulation reset or stopped),
+  :meth:`StateGate.restart` forgets the previous stamp.
+
+States handed over in-process by the node's own simulation (``info`` None) are the
+arm's by construction and always admitted.
+
+Every rejection is counted and logged, throttled (:class:`~.joint_io.Rejections`).
+"""
+
+import time
+
+from .joint_io import Rejected
+
+#: A state stamped more than this [s] after the node's clock is rejected: /clock and
+#: joint_states of one simulated step may arrive in either order (one publish period).
+MAX_STAMP_LEAD = 0.5
+
+#: The followed publisher must be silent this long [s, wall] before another is followed.
+PUBLISHER_HANDOVER = 1.0
+
+
+def stamp_seconds(stamp) -> float:
+    """Return a builtin_interfaces Time in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def publisher_of(info):
+    """Return the publisher GID (bytes) of a subscription's message info, or None."""
+    if not info:
+        return None
+    gid = info.get('publisher_gid')
+    if not gid:
+        return None
+    return bytes(gid.get('data', b'')) or None
+
+
+class StateGate:
+    """Admit the joint states of one publisher, in time order (module docstring)."""
+
+    def __init__(self, rejections, max_lead: float = MAX_STAMP_LEAD,
+                 handover: float = PUBLISHER_HANDOVER, wall=time.monotonic, logger=None):
+        """Count and log rejections in ``rejections`` (a :class:`~.joint_io.Rejections`)."""
+        self.rejections = rejections
+        self.max_lead = float(max_lead)
+        self.handover = float(handover)
+        self._wall = wall
+        self._logger = logger
+        self.publisher = None          # GID of the followed publisher
+        self.last_stamp = None         # stamp [s] of the latest admitted state
+        self._heard = -float('inf')    # wall time of the latest admitted state
+        self.publishers_on_topic = 1   # from check_graph, where there is no message info
+
+    def restart(self):
+        """Forget the previous stamp: the node's clock jumped back (a reset)."""
+        self.last_stamp = None
+
+    def check_graph(self, count: int):
+        """Record how many publishers the topic has (used without message info)."""
+        self.publishers_on_topic = int(count)
+
+    def admit(self, msg, now: float, info=None) -> bool:
+        """
+        Return True if the state ``msg`` is to be used at the node's time ``now`` [s].
+
+        ``info`` is the subscription's message info ({} where the executor gives
+        none); None when the process hands over its own simulation's states
+        (denoc_sim_arm): those are the arm's by construction and always admitted.
+        """
+        stamp = stamp_seconds(msg.header.stamp)
+        if info is None:
+            self.last_stamp = stamp
+            return True
+        gid = publisher_of(info)
+        wall = self._wall()
+        silent = wall - self._heard >= self.handover
+        if gid is not None and gid == self.publisher:
+            # the followed publisher: its stamps may restart (its simulated time was
+            # reset); a second publisher is what the GID tells apart
+            self.last_stamp = None
+        elif gid is not None and self.publisher is not None:
+            if not silent:
+                return self._reject('second publisher', 'joint states from a second '
+                                    'publisher on the topic, while another one is followed '
+                                    '(another arm on this domain, a GUI, a bag replay? '
+                                    'give each arm its own namespace)')
+            if self._logger is not None:
+                self._logger.info('joint states: the followed publisher was silent for '
+                                  f'{wall - self._heard:.1f} s; following a new one')
+            self.last_stamp = None
+        elif gid is None and self.publishers_on_topic > 1:
+            return self._reject('second publisher', f'{self.publishers_on_topic} publishers '
+                                'on the topic and no way to tell them apart (give each arm '
+                                'its own namespace)')
+        if self.last_stamp is not None and stamp < self.last_stamp and not silent:
+            return self._reject('stamp back in time', f'stamp {stamp:.3f} s is before the '
+                                f"previous state's {self.last_stamp:.3f} s (a bag replay, a "
+                                'second publisher?)')
+        if stamp > now + self.max_lead:
+            return self._reject('stamp from the future', f'stamp {stamp:.3f} s is '
+                                f"{stamp - now:.3f} s ahead of this node's clock (more than "
+                                f'{self.max_lead:g} s)')
+        if gid is not None:
+            self.publisher = gid
+        self.last_stamp = stamp
+        self._heard = wall
+        return True
+
+    def _reject(self, reason, detail) -> bool:
+        self.rejections.add(Rejected(reason, detail))
+        return False

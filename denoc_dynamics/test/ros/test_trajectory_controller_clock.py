@@ -1,0 +1,175 @@
+"""
+The trajectory controller owns its clock; a joint state's stamp is never the time.
+
+In-process, callbacks called directly: the controller's ROS clock is set as /clock
+would set it under use_sim_time.  The report's cases (a simulation STOPPED, paused
+and reset, its time reset during a goal; a state stamped an hour ahead; a replayed
+state; the arm reset under a wall-clock controller) end the goal as aborted with the
+reason, never as a success, and the arm is then held where it is.
+"""
+
+from denoc_dynamics.ros.trajectory_controller import TrajectoryController
+import numpy as np
+import pytest
+from ros_helpers import at
+from ros_helpers import goal_of
+from ros_helpers import make
+from ros_helpers import NAMES
+from ros_helpers import POSE
+from ros_helpers import step
+from ros_helpers import target
+from ros_helpers import trajectory
+
+pytestmark = pytest.mark.ros
+
+T0 = 8.0          # simulated time when the goal starts [s]
+INITIAL = POSE    # where a reset puts the arm
+FAR = [q + 0.5 for q in POSE]
+STRANGER = {'publisher_gid': {'implementation_identifier': 'rmw_fastrtps_cpp',
+                              'data': b'another arm'}}
+
+
+def start_move(node, goal=False):
+    """Hold at T0, then a 2.5 s move of 0.5 rad on every joint; return the goal or None."""
+    step(node, T0)
+    msg = trajectory(NAMES, [(2.5, FAR)])
+    if not goal:
+        assert node.follow(msg) is True
+        return None
+    handle = goal_of(msg)
+    return handle, node.follow(msg, 'action', handle)
+
+
+def test_the_reference_runs_on_the_clock_not_on_the_stamps(context):
+    node = make(context)
+    try:
+        start_move(node)
+        # a stamp of zero (a STOPPED sim's) does not move the reference; one an hour
+        # ahead, or another publisher's (a second arm, a replay), is rejected
+        step(node, T0 + 0.5, stamp=0.0)
+        assert node.state_rejections.total == 0
+        step(node, T0 + 0.6, stamp=T0 + 3600.0)
+        step(node, T0 + 0.7, stamp=T0 - 30.0, info=STRANGER)
+        step(node, T0 + 0.8, FAR, info=STRANGER)
+        assert node.state_rejections.counts == {'stamp from the future': 1,
+                                                'second publisher': 2}
+        assert node.active and not node.finished
+        step(node, T0 + 1.25)
+        q_d = np.array(node.effort_pub.messages[-1].data)
+        assert np.all(np.isfinite(q_d))
+        np.testing.assert_allclose(node.trajectory.sample(node.now())[0],
+                                   (np.array(POSE) + np.array(FAR)) / 2.0, atol=1e-12)
+        assert node.latest_time == T0 + 1.25
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize('case', ['stopped', 'paused and reset all', 'reset time'])
+def test_a_clock_that_jumps_back_drops_the_trajectory_and_holds(context, case):
+    node = make(context)
+    try:
+        start_move(node)
+        step(node, T0 + 1.0, [0.8 * a + 0.2 * b for a, b in zip(POSE, FAR)])
+        moved = [q + 0.05 for q in POSE]
+        # STOPPED or reset ALL: time 0, the arm back at its initial pose; reset TIME:
+        # time 0, the arm where it is
+        q_after = moved if case == 'reset time' else INITIAL
+        step(node, 0.0 if case != 'paused and reset all' else 0.01, q_after)
+        assert node.time_jumps == 1 and not node.active
+        # held where the state after the jump found it, however time runs on: the old
+        # trajectory never resumes when the simulated time reaches it again
+        for t in (0.5, T0 + 1.0, T0 + 3.0, T0 + 9.0):
+            step(node, t, q_after)
+            np.testing.assert_allclose(node.trajectory.sample(node.now())[0], q_after)
+        assert node.time_jumps == 1 and not node.active
+    finally:
+        node.destroy_node()
+
+
+def test_states_that_stop_abort_the_trajectory(context):
+    node = make(context, joint_state_timeout=1.0)
+    try:
+        start_move(node)
+        at(node, T0 + 1.5)
+        node._watch_state()
+        assert node.time_jumps == 1 and not node.active
+    finally:
+        node.destroy_node()
+
+
+def test_an_arm_reset_under_a_wall_clock_drops_the_trajectory(context):
+    # the clock runs on (no /clock), but the arm is back at its initial pose 10 ms later
+    node = make(context)
+    try:
+        start_move(node)
+        step(node, T0 + 1.0, [0.6 * a + 0.4 * b for a, b in zip(POSE, FAR)])
+        step(node, T0 + 1.01, INITIAL)
+        assert node.time_jumps == 1 and not node.active
+        step(node, T0 + 3.0, INITIAL)
+        np.testing.assert_allclose(node.trajectory.sample(node.now())[0], INITIAL)
+    finally:
+        node.destroy_node()
+
+
+def test_no_state_is_used_before_simulated_time_starts(context):
+    node = make(context)
+    try:
+        at(node, 0.0)
+        node.on_joint_state(step.__globals__['joint_state'](5.0))
+        assert node.trajectory is None and not node.effort_pub.messages
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.ros2_msgs
+@pytest.mark.parametrize('case', ['stopped', 'reset time', 'future stamp', 'replay'])
+def test_a_goal_never_succeeds_on_a_jump_of_time(context, ros2_msgs, case):
+    from control_msgs.action import FollowJointTrajectory
+    node = make(context)
+    try:
+        handle, goal = start_move(node, goal=True)
+        step(node, T0 + 1.0, [0.6 * a + 0.4 * b for a, b in zip(POSE, FAR)])
+        if case == 'stopped':
+            step(node, 0.0, INITIAL)
+        elif case == 'reset time':
+            step(node, 0.0, [0.6 * a + 0.4 * b for a, b in zip(POSE, FAR)])
+        elif case == 'future stamp':
+            step(node, T0 + 1.01, FAR, stamp=T0 + 3600.0)
+        else:
+            step(node, T0 + 1.01, POSE, stamp=T0 - 30.0, info=STRANGER)
+        for t in np.arange(T0 + 1.02, T0 + 5.0, 0.25):
+            step(node, t, POSE)            # the arm never gets to the goal
+        assert 'succeeded' not in handle.states
+        if case in ('stopped', 'reset time'):
+            assert handle.states == ['aborted']
+            result = goal.future.result()
+            assert result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+            assert 'clock jumped back' in result.error_string
+        else:
+            assert node.state_rejections.total == 1
+            assert node.active   # the rejected state changed nothing
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.ros2_msgs
+def test_a_goal_succeeds_only_within_the_goal_tolerance_at_the_end(context, ros2_msgs):
+    from control_msgs.msg import JointTolerance
+    node = make(context)
+    try:
+        step(node, T0)
+        msg = trajectory(NAMES, [(0.5, target(0.05))])
+        handle = goal_of(msg, goal_tolerance=[JointTolerance(name=n, position=0.01)
+                                              for n in NAMES])
+        node.follow(msg, 'action', handle)
+        step(node, T0 + 0.6, POSE)                 # past the end, 5 cm away
+        assert handle.states == []
+        step(node, T0 + 0.7, target(0.045))        # within 1 cm
+        assert handle.states == ['succeeded']
+    finally:
+        node.destroy_node()
+
+
+def test_the_controller_class_is_the_one_tested():
+    assert make.__module__ == 'test_trajectory_controller_in_process'
+    assert TrajectoryController.now.__doc__ and 'never' in TrajectoryController.now.__doc__
