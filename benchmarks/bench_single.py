@@ -21,7 +21,7 @@ inverse GIM        ``inverse_inertia_matrix``             ``computeMinverse``
 Baxter: ``load_urdf(path)`` without a tip, the whole tree (two 7-DOF arms, the head
 pan and the grippers, whose second finger is a mimic joint), against
 Pinocchio's model of the same URDF; FD by ``forward_dynamics`` against ``pin.aba`` and
-Pinocchio's constrained CRBA + Cholesky (see :func:`baxter`; issue 16).  Joints are
+Pinocchio's constrained CRBA + Cholesky (see :func:`baxter`).  Joints are
 matched by name.
 """
 

@@ -49,7 +49,7 @@ KP, KD = 225.0, 30.0
 PHYSICS_RATE = 1000.0
 DEFAULT_RATE = 100.0
 DEMO_PERIOD = 12.0
-#: The point-to-point move of :func:`point_to_point` (issue 17's example) [rad].
+#: The point-to-point move of :func:`point_to_point` (a reported example) [rad].
 MOVE = np.array([0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3])
 REST_TARGET = 1e-3       # [rad] every joint, 1 s after the last point
 FRICTION_FEEDBACK = 15.0  # [1/s] the controller's default

@@ -1,5 +1,5 @@
 """
-Accuracy against the distance from the base origin, ours vs Pinocchio (issue 9, item 8).
+Accuracy against the distance from the base origin, ours vs Pinocchio.
 
 Not a timing section: it prints a markdown table of relative errors, with Pinocchio's
 results as the reference, for chains placed farther and farther from the base origin:

@@ -85,7 +85,7 @@ def markdown(results: dict) -> str:
     writers = [('single', _single), ('batch', _batch), ('scaling', _scaling),
                ('fixman', _fixman), ('sim', _sim),
                ('tracking', _tracking), ('node_latency', _latency), ('opcount', _opcount),
-               ('load', _load), ('core_size', _core_size)]
+               ('load', _load)]
     for key, writer in writers:
         section = results.get('sections', {}).get(key)
         if section is None:
@@ -327,20 +327,6 @@ def _load(s):
             for name in s['median_s']]
     out.append(_table(['program', 'ready, median [s]', 'min [s]', 'max [s]', 'added [s]',
                        'exit, median [s]', 'added to exit [s]'], rows))
-    return '\n'.join(out)
-
-
-def _core_size(s):
-    out = ['## Core size', '', f'`{s["core_dir"]}`: **{s["total_lines"]} lines** '
-           f'({s["total_code_lines"]} code lines: no blank, comment or docstring line).', '']
-    rows = [[name, m['lines'], m['code_lines'], m['functions'],
-             f'{m["longest"][0]} ({m["longest"][1]})' if m['longest'] else '-']
-            for name, m in s['modules'].items()]
-    out.append(_table(['module', 'lines', 'code lines', 'functions', 'longest function (lines)'],
-                      rows))
-    over = s.get('functions_over_target', [])
-    out += ['', 'Functions over 60 lines: ' + (', '.join(
-        f'{f["module"]}:{f["function"]} ({f["lines"]})' for f in over) or 'none') + '.']
     return '\n'.join(out)
 
 

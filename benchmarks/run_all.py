@@ -30,7 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (sets the BLAS thread count before numpy)
 
 import bench_batch  # noqa: E402, I100
-import bench_core_size  # noqa: E402
 import bench_fixman  # noqa: E402
 import bench_load  # noqa: E402
 import bench_node_latency  # noqa: E402
@@ -43,9 +42,9 @@ import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
             (bench_single, bench_batch, bench_scaling, bench_fixman, bench_sim, bench_tracking,
-             bench_node_latency, opcount, bench_load, bench_core_size)}
+             bench_node_latency, opcount, bench_load)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
-           'simulation': 'sim', 'batched': 'batch', 'startup': 'load', 'size': 'core_size'}
+           'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
 
 
 def parse_args(argv):
@@ -142,7 +141,7 @@ def main(argv=None) -> int:
 
 
 #: sections that are not timings, or too long to repeat
-SINGLE_RUN = ('opcount', 'core_size', 'tracking', 'node_latency', 'sim', 'load')
+SINGLE_RUN = ('opcount', 'tracking', 'node_latency', 'sim', 'load')
 
 
 def _passes(value, goal: str) -> bool:

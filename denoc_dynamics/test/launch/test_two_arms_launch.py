@@ -6,7 +6,7 @@ FollowJointTrajectory action: a goal to one moves that arm only, and goals to bo
 once take each to its own target.  The params_file of this test (the package's
 config/sim_arm.yaml plus one section per arm) also gives the controllers a friction
 model off by half, either way (friction_scale 0.5 on arm1, 1.5 on arm2): every joint
-must still rest within 1 mrad of the goal 1 s after the last point (issue 17).
+must still rest within 1 mrad of the goal 1 s after the last point.
 """
 
 import os

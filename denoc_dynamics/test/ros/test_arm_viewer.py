@@ -236,7 +236,7 @@ def test_a_description_with_a_doctype_never_reaches_yourdfpy():
         InProcess(robot_description=xml)
 
 
-# --- robot descriptions a peer may send (issue 18) ----------------------------------
+# --- robot descriptions a peer may send ----------------------------------
 def lean_chain(n, name='lean'):
     """Return a serial chain of ``n`` revolute joints and n + 1 links, few bytes a link."""
     parts = [f'<robot name="{name}"><link name="l0"/>']
@@ -496,7 +496,7 @@ def test_a_peer_cannot_wedge_the_viewer_with_its_descriptions():
         proc.stop()
 
 
-# --- mesh files a description names (issue 18) ---------------------------------------
+# --- mesh files a description names ---------------------------------------
 def mesh_robot(*names, name='meshes'):
     """Return a URDF with one link per mesh name, each link's only visual that mesh."""
     parts = [f'<robot name="{name}"><link name="base"/>']

@@ -2,7 +2,7 @@
 Text from /robot_description and the robot_description parameter is XML, never a path.
 
 In process: the node is built and its topic callback called directly, with the core's
-file opening watched (issue 9, item 0).  Only ``urdf_path`` names a file.
+file opening watched.  Only ``urdf_path`` names a file.
 """
 
 from pathlib import Path

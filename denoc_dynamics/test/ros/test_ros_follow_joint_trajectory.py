@@ -109,7 +109,7 @@ def flood(client, names, seconds):
 
 
 def test_a_flood_of_goals_leaves_the_controller_alive_with_flat_memory(arm):
-    # issue 17: 1 kHz for 10 s; here twice 4 s, each followed by the 10 s after which
+    # 1 kHz for 10 s; here twice 4 s, each followed by the 10 s after which
     # the action server forgets finished goals (rclpy's result_timeout)
     client, (sim, controller) = arm
     goals, messages = flood(client, NAMES, 4.0)

@@ -23,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 pytestmark = [pytest.mark.ros]
 
 Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])
-# the move of issue 17's report, every joint at once
+# the reported move, every joint at once
 TARGET = Q0 + np.array([0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3])
 NAMES = [f'joint{i}' for i in range(1, 8)]
 

@@ -1,7 +1,7 @@
 """
 trajectory_controller built in-process, its callbacks called directly (no DDS wait).
 
-Bad trajectories (issue 17: old stamps, implied velocities above the limits, too many
+Bad trajectories (old stamps, implied velocities above the limits, too many
 points, huge or negative times, NaN, Inf, wrong lengths) are rejected and nothing
 moves; a trajectory before the first joint state waits for it; the INFO line per
 accepted trajectory is summarized.
@@ -53,7 +53,7 @@ def test_a_waiting_trajectory_expires_after_joint_state_timeout(context):
 
 
 def many_points(count, step=1e-3, swing=0.2):
-    """joint7 swinging +-swing every step seconds (issue 17: 5x its velocity limit)."""
+    """joint7 swinging +-swing every step seconds (5x its velocity limit)."""
     return [(step * (k + 1), POSE[:6] + [POSE[6] + (swing if k % 2 else -swing)])
             for k in range(count)]
 

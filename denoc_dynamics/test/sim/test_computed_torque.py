@@ -158,7 +158,7 @@ def rest_error(robot, scale, feedback, duration=3.0, delay=0):
 
 @pytest.mark.parametrize('scale', [0.5, 1.0, 1.5])
 def test_the_arm_rests_on_its_goal_with_a_friction_model_off_by_half(arm, scale):
-    # issue 17: within 1 mrad 1 s after the last point, the friction model x0.5 or x1.5
+    # within 1 mrad 1 s after the last point, the friction model x0.5 or x1.5
     assert rest_error(arm, scale, 15.0) < 1e-3
     assert rest_error(arm, scale, 15.0, delay=1) < 1e-3
 

@@ -95,7 +95,7 @@ def test_root_inertia_is_ignored_and_reported():
 
 
 def test_branched_urdf_without_tip_link_is_the_whole_tree():
-    """It was refused ("tip_link is ambiguous"); now a tree (issue 16, test_urdf_tree.py)."""
+    """It was refused ("tip_link is ambiguous"); now a tree (test_urdf_tree.py)."""
     tree = build_chain(hand_robot())
     assert tree.tip_link is None and tree.joint_names == ['j1', 'j2', 'fl', 'fr']
     assert tree.coordinate_names == ['j1', 'j2', 'fl']
@@ -175,7 +175,7 @@ def _limit(attributes):
         '<limit lower="-1" upper="1" effort="10" velocity="1"/>', f'<limit {attributes}/>'))
 
 
-# issue 9, items 2 and 3: each message names the joint or link, the element and field
+# each message names the joint or link, the element and field
 @pytest.mark.parametrize('xml, match', [
     (robot(link('a'), joint('j1', 'base', 'a'), link('b'), joint('j1', 'a', 'b')),
      r"joint 'j1' is defined twice \(second at line 1\)"),
@@ -304,7 +304,7 @@ def test_fixed_joint_axis_is_not_read():
     assert load_urdf(xml, tip_link='b').n == 1
 
 
-# --- XML or path (issue 9 items 0 and 5) --------------------------------------------
+# --- XML or path --------------------------------------------
 LATIN1 = ('<?xml version="1.0" encoding="ISO-8859-1"?>'
           + TWO_LINK.replace('name="t"', 'name="bras_\u00e9"'))
 
@@ -353,7 +353,7 @@ def test_load_urdf_still_opens_a_path():
         load_urdf('<' * 0 + 'robot\n<link/>')
 
 
-# --- XML safety (issue 9 item 6): each hostile construct, and the parser alone ------
+# --- XML safety: each hostile construct, and the parser alone ------
 SECRET = 'TOP-SECRET-42'
 
 
@@ -437,7 +437,7 @@ def test_parser_makes_no_network_access():
         server.close()
 
 
-# --- the start-up check on long chains (issue 9 item 4) ------------------------------
+# --- the start-up check on long chains ------------------------------
 def test_coaxial_joints_with_a_massless_link_between_move_no_mass():
     xml = robot(link('a', mass=0.0, inertia=''), joint('j1', 'base', 'a', axis='0 0 1'),
                 link('b', xyz='0.3 0 0'), joint('j2', 'a', 'b', xyz='0 0 0', axis='0 0 1'))

@@ -351,7 +351,7 @@ def test_bundled_arm_with_gripper():
     np.testing.assert_allclose(right[:2], [0.08, -0.0375], atol=1e-15)
 
 
-# --- issue 18, item 4: an empty description ---------------------------------------------
+# --- an empty description ---------------------------------------------
 @pytest.mark.parametrize('source', ['', '   ', '\n\t', '\ufeff', b'', b'  \n',
                                     b'\xef\xbb\xbf'])
 def test_empty_description_says_it_is_empty(source):
