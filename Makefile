@@ -161,15 +161,16 @@ else
 endif
 
 # control_msgs (FollowJointTrajectory, JointTrajectoryControllerState,
-# QueryTrajectoryState: the trajectory controller's action interface) and
-# simulation_interfaces (the standard simulator services of sim_node) are not on PyPI.
+# QueryTrajectoryState: the trajectory controller's action interface),
+# simulation_interfaces (the standard simulator services of sim_node) and tf2_msgs
+# (TFMessage: sim_node's /tf) are not on PyPI.
 # Where their source sits beside the repository (CI has ../shared/ros2-msgs), `make
-# test` and `make run` colcon-build both into install/ (minutes the first time, seconds
+# test` and `make run` colcon-build them into install/ (minutes the first time, seconds
 # after); the extra message wheels they need are in ROS_PKGS.  Without it the nodes run
 # without these interfaces and say so in one line.
 ROS2_MSGS ?= $(abspath $(CURDIR)/../shared/ros2-msgs)
 HAVE_ROS2_MSGS := $(wildcard $(ROS2_MSGS)/src/control_msgs/package.xml)
-ROS2_MSGS_PACKAGES := control_msgs simulation_interfaces
+ROS2_MSGS_PACKAGES := control_msgs simulation_interfaces tf2_msgs
 
 ros2-msgs: venv
 ifeq ($(HAVE_ROS2_MSGS),)

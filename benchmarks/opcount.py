@@ -242,7 +242,7 @@ def counted(array) -> np.ndarray:
 def count_kernels(n: int, seed: int) -> dict:
     """Run every kernel once on Counted arrays of a random n-joint chain; return counts."""
     import numba
-    from denoc_dynamics.core import forward_dynamics, gim, inverse_dynamics
+    from denoc_dynamics.core import forward_dynamics, gim, gravity, inverse_dynamics
     from denoc_dynamics.core import inverse_inertia, model as model_module, udu
     if not numba.config.DISABLE_JIT:
         raise RuntimeError('opcount must run with NUMBA_DISABLE_JIT=1')
@@ -264,6 +264,10 @@ def count_kernels(n: int, seed: int) -> dict:
         'udu': (udu.udu, lambda w: (reals, ints, q, w, _out(n, n), _out(n))),
         'inverse_inertia_matrix': (inverse_inertia.inverse_inertia_matrix,
                                    lambda w: (reals, ints, q, w, _out(n, n))),
+        'analytical_inverse_inertia_matrix': (
+            inverse_inertia.analytical_inverse_inertia_matrix,
+            lambda w: (reals, ints, q, w, _out(n, n))),
+        'gravity': (gravity.gravity_torques, lambda w: (reals, ints, q, w, _out(n))),
     }
     out = {}
     for name, (kernel, arguments) in entries.items():
@@ -321,9 +325,12 @@ def analyse(ns, raw) -> dict:
     series = {}            # name -> {tier_kind: [counts over ns]}
     names = {'FD denoc': 'forward_dynamics', 'FD cholesky': 'forward_dynamics_cholesky',
              'ID': 'inverse_dynamics', 'bias (ID at qdd = 0)': 'bias', 'GIM': 'inertia_matrix',
-             'UDU': 'udu', 'inverse GIM': 'inverse_inertia_matrix'}
+             'UDU': 'udu', 'inverse GIM': 'inverse_inertia_matrix',
+             'inverse GIM, analytical': 'analytical_inverse_inertia_matrix',
+             'gravity': 'gravity'}
     degree = {'FD denoc': 1, 'ID': 1, 'bias (ID at qdd = 0)': 1, 'GIM': 2, 'UDU': 2,
-              'inverse GIM': 3, 'FD cholesky': 2}
+              'inverse GIM': 2, 'inverse GIM, analytical': 3, 'FD cholesky': 2,
+              'gravity': 1}
     for name, entry in names.items():
         series[name] = {f'{t}_{k}': [raw[str(n)][entry]['total'][t][k] for n in ns]
                         for t in TIERS for k in 'MA'}

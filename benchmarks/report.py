@@ -82,7 +82,8 @@ def markdown(results: dict) -> str:
         if isinstance(section, dict) and 'error' in section:
             targets.append([name, 'section failed', '', 'n/a', ''])
     out.append(_table(['target', 'measured', 'goal', 'result', 'spread / note'], targets))
-    writers = [('single', _single), ('batch', _batch), ('scaling', _scaling),
+    writers = [('single', _single), ('task_space', _task_space), ('batch', _batch),
+               ('scaling', _scaling),
                ('fixman', _fixman), ('sim', _sim),
                ('tracking', _tracking), ('node_latency', _latency), ('opcount', _opcount),
                ('load', _load)]
@@ -101,6 +102,20 @@ def _ratio_cell(r):
     if not r:
         return '-'
     return f'{r["of_medians"]:.2f} ({r["paired_q1"]:.2f}..{r["paired_q3"]:.2f})'
+
+
+def _task_space(s):
+    if s.get('available') is False:
+        return f'## Task space\n\n{s.get("reason", "not available")}'
+    out = ['## Task space: frame Jacobian and task-space inertia', '',
+           'Pinocchio peers: ' + ', '.join(f'{k}: `{v}`' for k, v in
+                                           s['pinocchio_peers'].items()) + '.', '']
+    rows = [[r['call'], _f(r['ours_us']), _f(r['pinocchio_us']), _ratio_cell(r['ratio'])]
+            for r in s['rows']]
+    out.append(_table(['call', 'ours [us]', 'Pinocchio [us]', 'ours / Pinocchio'], rows))
+    out += ['', 'Largest relative difference to Pinocchio: ' + ', '.join(
+        f'{k} {v:.1e}' for k, v in s['max_rel_error_vs_pinocchio'].items())]
+    return '\n'.join(out)
 
 
 def _single(s):

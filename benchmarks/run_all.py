@@ -36,13 +36,14 @@ import bench_node_latency  # noqa: E402
 import bench_scaling  # noqa: E402
 import bench_sim  # noqa: E402
 import bench_single  # noqa: E402
+import bench_task_space  # noqa: E402
 import bench_tracking  # noqa: E402
 import opcount  # noqa: E402
 import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
-            (bench_single, bench_batch, bench_scaling, bench_fixman, bench_sim, bench_tracking,
-             bench_node_latency, opcount, bench_load)}
+            (bench_single, bench_task_space, bench_batch, bench_scaling, bench_fixman,
+             bench_sim, bench_tracking, bench_node_latency, opcount, bench_load)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
            'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
 

@@ -6,6 +6,8 @@ The ``denoc-dynamics`` command: look at a URDF the way the dynamics core sees it
     denoc-dynamics fd [URDF] --q ... --qd ... --tau ... [--method denoc|cholesky]
     denoc-dynamics compile                           compile the kernels into numba's cache
     denoc-dynamics id [URDF] --q ... --qd ... --qdd ...
+    denoc-dynamics identify-payload [URDF] --link LINK RECORDING.csv|.npz
+    denoc-dynamics excite [URDF] --out TRAJECTORY.csv|.npz [--duration 10] [--seed 0]
 
 URDF is a file path or the name of a bundled model (``denoc_arm7``, the default, or
 ``planar3``).  Vectors are comma- or space-separated; omitted ones are zero.  Add
@@ -54,8 +56,29 @@ def _parser():
     fd = sub.add_parser('fd', parents=[common], help='forward dynamics: qdd at (q, qd, tau)')
     fd.add_argument('--method', choices=FD_METHODS, default='denoc')
     sub.add_parser('id', parents=[common], help='inverse dynamics: tau at (q, qd, qdd)')
+    identify = sub.add_parser('identify-payload', parents=[common],
+                              help='the payload on a link from recorded joint states')
+    identify.add_argument('recording', help='CSV or NPZ of time, q, qd, effort (qdd optional;'
+                          ' see denoc_dynamics.recording)')
+    identify.add_argument('--link', required=True, help='the link the payload is fixed to')
+    identify.add_argument('--effort-timing', choices=('interval', 'sample'), default='interval',
+                          help="'interval': each effort was applied over the period before "
+                          "its stamp (sim_node's joint_states); 'sample': measured at it")
+    identify.add_argument('--friction-velocity', type=_vector, default=[0.0],
+                          help='take the URDF joint damping and friction, friction * '
+                          'tanh(qd / v), off the efforts first (one v [rad/s] or one per '
+                          'joint), for efforts that are drive torques; 0 (default): do '
+                          "not, the efforts are link-side torques (sim_node's "
+                          'joint_states, a joint torque sensor) with the friction in them')
+    excite = sub.add_parser('excite', parents=[common],
+                            help='an exciting trajectory (Fourier terms within the limits)')
+    excite.add_argument('--out', required=True, help='CSV or NPZ file to write')
+    excite.add_argument('--duration', type=float, default=10.0)
+    excite.add_argument('--period', type=float, default=5.0)
+    excite.add_argument('--dt', type=float, default=0.01)
+    excite.add_argument('--seed', type=int, default=0)
     for name, command in sub.choices.items():
-        if name in ('info', 'compile'):
+        if name in ('info', 'compile', 'identify-payload', 'excite'):
             continue
         vectors = {'inertia': ('q',), 'fd': ('q', 'qd', 'tau'), 'id': ('q', 'qd', 'qdd')}
         for vector in vectors[name]:
@@ -103,6 +126,8 @@ def run(argv=None):
         if value.shape != (n,):
             raise ValueError(f'--{name} needs {n} values ({", ".join(robot.joint_names)}), '
                              f'got {value.size}')
+    if args.command in ('identify-payload', 'excite'):
+        return _payload_command(robot, args)
     if args.command == 'info':
         c = robot.chain
         if args.json:
@@ -136,6 +161,43 @@ def run(argv=None):
         return json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else v)
                            for k, v in out.items()}, indent=2)
     return _table(robot, [(k, v) for k, v in out.items() if k != 'joint_names'])
+
+
+def _payload_command(robot, args):
+    """Run ``identify-payload`` or ``excite``."""
+    from .computed_torque import joint_friction
+    from .excitation import exciting_trajectory
+    from .recording import load_recording, save_recording
+    if args.command == 'excite':
+        joints = robot.joints
+        trajectory = exciting_trajectory(joints.lower, joints.upper, joints.velocity,
+                                         period=args.period, seed=args.seed)
+        t = np.arange(0.0, args.duration + 0.5 * args.dt, args.dt)
+        q, qd, qdd = trajectory.sample(t)
+        tau = robot.inverse_dynamics(q, qd, qdd)
+        save_recording(args.out, robot.joint_names, t, q, qd, tau, qdd)
+        return f'wrote {len(t)} samples of {args.duration:g} s to {args.out}'
+    rec = load_recording(args.recording, robot.joint_names, args.effort_timing)
+    tau = rec.tau
+    velocity = np.asarray(args.friction_velocity, dtype=float)
+    if np.all(velocity > 0.0):
+        joints = robot.joints
+        tau = tau - joint_friction(rec.qd, joints.damping, joints.friction, velocity)
+    estimate = robot.identify_payload(args.link, rec.q, rec.qd, rec.qdd, tau)
+    mass, com, inertia = estimate
+    if args.json:
+        return json.dumps({'link': args.link, 'mass': mass, 'com': com.tolist(),
+                           'inertia': inertia.tolist(), 'condition': estimate.condition,
+                           'residual_rms': estimate.residual_rms,
+                           'samples': estimate.samples}, indent=2)
+    return '\n'.join([
+        f'payload on {args.link!r} from {estimate.samples} samples:',
+        f'  mass [kg]            {mass:.6g}',
+        f'  center of mass [m]   {" ".join(f"{x:.6g}" for x in com)}  (link frame)',
+        '  inertia [kg m^2]     about the center of mass, link frame:'] +
+        ['    ' + ' '.join(f'{x: .6e}' for x in row) for row in inertia] + [
+        f'  condition number     {estimate.condition:.3g} (column-scaled)',
+        f'  residual RMS [N m]   {estimate.residual_rms:.3g}'])
 
 
 def main(argv=None):

@@ -13,9 +13,10 @@ drive's control cycle:
 
 ``passive`` is the URDF's joint physics: viscous damping ``-c qd``, Coulomb friction
 ``-f tanh(qd / v_eps)`` and the position limits as one-sided spring-damper stops.
-With mimic joints the bodies move as q_b = G q + b and FD is the constrained one,
-G^T M G qdd = tau - G^T h(q_b, qd_b), from the composite-body GIM (000 eq. 22) by
-Cholesky (:func:`accelerations`).
+FD is the core's (:func:`.core.mimic.accelerations`): with mimic joints, the bodies
+move as q_b = G q + b and the sweeps add one solve per mimic joint to hold it to its
+leader, still O(n); ``method='cholesky'`` (the reference) solves G^T M G qdd = tau -
+G^T h(q_b, qd_b) with the composite-body GIM (000 eq. 22) by Cholesky.
 
 The loops allocate nothing: every array lives in the :class:`Buffers` of a
 :class:`Physics`, whose rows are the arrays that :class:`~.simulation.Simulation`
@@ -31,11 +32,14 @@ import math
 import numba
 import numpy as np
 
-from .core.forward_dynamics import cholesky, cholesky_solve, forward_dynamics, solve
-from .core.gim import composite_inertia_matrix
-from .core.inverse_dynamics import newton_euler
+from .core.call import FORWARD_DYNAMICS_CHOLESKY
+from .core.forward_dynamics import cholesky_solve
 from .core.kinematics import kinematics
-from .core.model import data_arrays, model_arrays
+from .core.mimic import accelerations as mimic_accelerations
+from .core.mimic import constrained_cholesky, to_bodies
+from .core.mimic import unit_response as mimic_unit_response
+from .core.model import data_arrays, mimic_arrays, model_arrays
+from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 
 #: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
@@ -71,16 +75,17 @@ VELOCITY_SWEEPS = 50
 DRIVE_PASSES = 3
 
 
-#: Every array of the compiled step, by name: the model (``reals``, ``ints``), the
-#: mimic map q_b = G q + ``offset`` (G empty without mimic joints), the joint
-#: parameters ``joint`` (rows :data:`LOWER` .. :data:`MAX_ERROR`), the drives
-#: (``drive``, rows :data:`TAU_CMD` .. :data:`EFFORT_CMD`; ``mode``), the state ``x`` =
-#: [q; qd], the AB4 ``history`` and its ``count``, the core's workspace ``data``, the
-#: bodies' q_b, qd_b, h_b (``bodies``), their GIM ``M_b``, the Cholesky factor ``L``,
-#: M^-1 (``M_inv``), the rows of :data:`TAU` .. (``scratch``) and the ``report``.
-Buffers = namedtuple('Buffers', ['reals', 'ints', 'G', 'offset', 'joint', 'drive', 'mode',
-                                 'x', 'history', 'count', 'data', 'bodies', 'M_b', 'L',
-                                 'M_inv', 'scratch', 'report'])
+#: Every array of the compiled step, by name: the model (``reals``, ``ints``, the
+#: mimic map included), the joint parameters ``joint`` (rows :data:`LOWER` ..
+#: :data:`MAX_ERROR`), the drives (``drive``, rows :data:`TAU_CMD` ..
+#: :data:`EFFORT_CMD`; ``mode``), the state ``x`` = [q; qd], the AB4 ``history`` and
+#: its ``count``, the core's workspace ``data``, the bodies' GIM ``M_b`` and the
+#: Cholesky factor ``L`` of the reference (``cholesky`` True), M^-1 (``M_inv``), the
+#: rows of :data:`TAU` .. (``scratch``), the ``report``, and the wrenches on the links
+#: and the virtual wall (``loads``, :mod:`.link_loads`).
+Buffers = namedtuple('Buffers', ['reals', 'ints', 'cholesky', 'joint', 'drive', 'mode', 'x',
+                                 'history', 'count', 'data', 'M_b', 'L', 'M_inv', 'scratch',
+                                 'report', 'loads'])
 
 
 class Physics:
@@ -96,18 +101,14 @@ class Physics:
         """
         Lay out the buffers for ``robot`` (a :class:`~.core.robot.Robot`).
 
-        ``method`` ``'denoc'``: Saha's O(n) sweeps; ``'cholesky'``: the composite-body
-        GIM and Cholesky (the mimic joints' path with G = 1), the O(n^3) reference.
-        With mimic joints, both are the constrained GIM + Cholesky.
+        ``method`` ``'denoc'``: Saha's O(n) sweeps, with one more solve per mimic joint;
+        ``'cholesky'``: the (constrained) composite-body GIM and Cholesky, the O(n^3)
+        reference.  ``robot.fd_algorithms`` says which one a method runs (a mimic joint
+        whose body moves no mass takes the reference).
         """
         n, nb = robot.n, robot.n_bodies
         self.reals, self.ints = robot.model.reals, robot.model.ints
-        self.G, self.offset = np.zeros((0, n)), np.zeros(0)
-        if robot._G is not None:                   # q_b = G q + b
-            self.G, self.offset = robot._G, robot._offset
-        elif method == 'cholesky':
-            self.G, self.offset = np.eye(n), np.zeros(n)
-        mimic = self.G.shape[0] > 0
+        self.cholesky = robot.fd_algorithms[method] == FORWARD_DYNAMICS_CHOLESKY
         self.joint = np.zeros((12, n))
         self.drive = np.zeros((5, n))
         self.mode = np.zeros(n, dtype=np.int64)
@@ -115,16 +116,16 @@ class Physics:
         self.history = np.zeros((4, 2 * n))
         self.count = np.zeros(1, dtype=np.int64)
         self.data = robot.model.data()
-        self.bodies = np.zeros((3, nb))
-        self.M_b = np.zeros((nb, nb) if mimic else (0, 0))
-        self.L = np.zeros((n, n))
+        self.M_b = np.zeros((nb, nb) if self.cholesky else (0, 0))
+        self.L = np.zeros((n, n) if self.cholesky else (0, 0))
         self.M_inv = np.zeros((n, n))
         self.scratch = np.zeros((17, n))
         self.report = np.zeros(1)
-        self.buffers = Buffers(self.reals, self.ints, self.G, self.offset, self.joint,
-                               self.drive, self.mode, self.x, self.history, self.count,
-                               self.data, self.bodies, self.M_b, self.L, self.M_inv,
-                               self.scratch, self.report)
+        self.loads = Loads(nb)
+        self.buffers = Buffers(self.reals, self.ints, self.cholesky, self.joint, self.drive,
+                               self.mode, self.x, self.history, self.count, self.data,
+                               self.M_b, self.L, self.M_inv, self.scratch, self.report,
+                               self.loads.arrays())
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
                 divergence_velocity: float):
@@ -134,6 +135,10 @@ class Physics:
 
     def _run(self, steps, servo, h, integrator, divergence_velocity):
         """Call the compiled :func:`advance`; return (steps taken, status)."""
+        if self.buffers.loads[0] is not self.loads.wrench_ints or (
+                self.buffers.loads[2] is not self.loads.planes
+                or self.buffers.loads[3] is not self.loads.contact_body):
+            self.buffers = self.buffers._replace(loads=self.loads.arrays())  # changed
         return advance(self.buffers, servo, h, integrator, steps, divergence_velocity)
 
     @property
@@ -286,48 +291,40 @@ def dynamics(dyn, q, qd, tau, tau_stage, qdd):
 @njit
 def accelerations(dyn, q, qd, tau, qdd):
     """
-    Set qdd = FD(q, qd, tau) on the coordinates.
+    Set qdd = FD(q, qd, tau) on the coordinates: the core's one FD for every robot.
 
-    Without mimic joints, Saha's O(n) sweeps (002 eqs. 14-19).  With them, the bodies
-    at q_b = G q + b, qd_b = G qd and G^T M G qdd = tau - G^T h, h = ID(q_b, qd_b, 0)
-    (000 eqs. 10-18) and M the composite-body GIM (000 eq. 22), by Cholesky in L.
+    Saha's O(n) sweeps (002 eqs. 14-19), one more solve per mimic joint
+    (:func:`.core.mimic.accelerations`); the reference: G^T M G by Cholesky into L.
     """
-    reals, ints, G, offset, data, L = dyn.reals, dyn.ints, dyn.G, dyn.offset, dyn.data, dyn.L
-    if G.shape[0] == 0:
-        forward_dynamics(reals, ints, q, qd, tau, None, data, qdd)
-        return
-    n, nb = q.shape[0], G.shape[0]
-    q_b, qd_b, h_b, M_b = dyn.bodies[0], dyn.bodies[1], dyn.bodies[2], dyn.M_b
-    for a in range(nb):
-        q_b[a], qd_b[a] = offset[a], 0.0
-        for j in range(n):
-            q_b[a] += G[a, j] * q[j]                               # q_b = G q + b
-            qd_b[a] += G[a, j] * qd[j]                             # qd_b = G qd
-    model, body_data = model_arrays(reals, ints), data_arrays(data, nb)
-    kinematics(model, body_data, q_b)
-    newton_euler(model, body_data, qd_b, None, None, h_b)          # h = ID(q_b, qd_b, 0)
-    composite_inertia_matrix(model, body_data, M_b)                # 000 eq. 22
-    L[:] = 0.0
-    for i in range(n):
-        qdd[i] = tau[i]
-        for a in range(nb):
-            if G[a, i] != 0.0:
-                qdd[i] -= G[a, i] * h_b[a]                         # tau - G^T h
-                for b in range(nb):
-                    for j in range(n):
-                        L[i, j] += G[a, i] * M_b[a, b] * G[b, j]   # G^T M G
-    cholesky(L)
-    cholesky_solve(L, qdd, qdd)
+    nb = dyn.ints.shape[1]
+    model, data = model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, nb)
+    mimic = mimic_arrays(dyn.data, nb, nb - q.shape[0])
+    loads = dyn.loads
+    if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
+        # the wrenches on the links and the wall, at the bodies' state (:mod:`.link_loads`)
+        to_bodies(model, q, mimic.q_b, True)
+        to_bodies(model, qd, mimic.qd_b, False)
+        kinematics(model, data, mimic.q_b)
+        link_wrenches(model, data, mimic.qd_b, loads)
+        if dyn.cholesky:
+            constrained_cholesky(model, data, mimic, q, qd, tau, loads[5], dyn.M_b, dyn.L, qdd)
+        else:
+            mimic_accelerations(model, data, mimic, q, qd, tau, loads[5], qdd)
+    elif dyn.cholesky:
+        constrained_cholesky(model, data, mimic, q, qd, tau, None, dyn.M_b, dyn.L, qdd)
+    else:
+        mimic_accelerations(model, data, mimic, q, qd, tau, None, qdd)
 
 
 @njit
 def unit_response(dyn, e, out):
     """Set out = M^-1 e at the state of the last :func:`accelerations` (O(n) or Cholesky)."""
-    if dyn.G.shape[0] == 0:
-        solve(model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, e.shape[0]), e,
-              out)                                                 # 002 eqs. 14-19
-    else:
+    if dyn.cholesky:
         cholesky_solve(dyn.L, e, out)
+        return
+    nb = dyn.ints.shape[1]
+    mimic_unit_response(model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, nb),
+                        mimic_arrays(dyn.data, nb, nb - e.shape[0]), e, out)
 
 
 @njit

@@ -129,7 +129,7 @@ class SimulationRunner:
         sim = self.sim
         if sim.failure is not None:
             return None
-        return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.applied_effort, dtype=float),
+        return Snapshot(sim.t, sim.q, sim.qd, np.array(sim.joint_torque, dtype=float),
                         sim.mode, sim.paused)
 
     def finished(self, duration: Optional[float]) -> bool:
@@ -211,7 +211,7 @@ class SimulationRunner:
 
 @dataclass
 class Snapshot:
-    """What the runner publishes after a chunk: time, state and applied effort."""
+    """What the runner publishes after a chunk: time, state and joint torques (tau_J)."""
 
     t: float
     q: np.ndarray

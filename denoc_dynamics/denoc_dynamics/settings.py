@@ -33,6 +33,8 @@ class Setting(NamedTuple):
 
     def problem(self, value) -> Optional[str]:
         """Return what is wrong with ``value`` (a phrase), or None if it follows the rule."""
+        if value is None:   # a parameter declared without a value (an empty list's type)
+            return None
         if isinstance(value, (list, tuple)):
             return self._list_problem(list(value))
         if self.choices and value not in self.choices:

@@ -35,6 +35,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import physics
+from .core.call import FORWARD_DYNAMICS
 from .core.robot import FD_METHODS, load_urdf_xml, Robot
 from .core.warm_up import WARM_UP_TREE
 from .passive import passive_gains, stability_warnings
@@ -46,6 +47,7 @@ from .servo import EFFORT
 from .servo import POSITION
 from .servo import VELOCITY
 from .settings import check_fields, Setting, setting_field
+from .sim_loads import SimulatedSensors, SimulationLoads
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
 #: forward dynamics methods): the one list of each, which the nodes, the launch files
@@ -57,6 +59,10 @@ START_MODE = Setting(
     'hold', "'hold': frozen at initial_positions until the first effort command; "
     "'paused': paused until ~/pause false; 'running': integrate from the start",
     choices=START_MODES)
+#: What an effort command is: the joint torque itself (``raw``), or the torque on top
+#: of the arm's own gravity, which the drives add (``gravity_compensated``, as
+#: torque-controlled arms such as Franka's and KUKA's do).
+EFFORT_MODES = ('raw', 'gravity_compensated')
 
 #: What the start-up log says the forward dynamics is, per ``fd_method``.
 FD_DESCRIPTIONS = {'denoc': "Saha's O(n) forward dynamics (compiled)",
@@ -123,6 +129,10 @@ class PhysicsParameters:
     where the joints are (<= 0: never).
     ``divergence_velocity`` [rad/s or m/s]: a joint speed above this (or a non-finite
     one) counts as a diverged, failed simulation.
+    ``effort_mode``: one of :data:`EFFORT_MODES`; ``gravity_compensated``: the drives add
+    the model's gravity torques g(q) to every effort command (evaluated once a publish
+    period and held, like the servos' feedforward), and the sum is clamped to the
+    effort limits.
     """
 
     physics_rate: float = setting_field(
@@ -157,6 +167,10 @@ class PhysicsParameters:
     joint_command_timeout: float = setting_field(
         0.0, 'a JointState command older than this [s of simulated time] turns into a '
         'position hold where the joints are; <= 0: held until the next one')
+    effort_mode: str = setting_field(
+        'raw', "what an effort command is: 'raw' (the joint torque) or "
+        "'gravity_compensated' (the torque on top of the arm's gravity g(q), which the "
+        'drives add; the sum clamped to the effort limits)', choices=EFFORT_MODES)
 
     def check(self):
         """Raise ValueError if a setting breaks its rule (:mod:`denoc_dynamics.settings`)."""
@@ -235,6 +249,10 @@ class Simulation:
 
         self._x = self._physics.x
         self._zero = np.zeros(n)
+        #: The wrenches on the links and the virtual wall (:mod:`.sim_loads`); None for
+        #: a stand-in robot stepped by the reference physics.
+        self.loads = (SimulationLoads(robot, self._physics.loads, params.command_timeout)
+                      if isinstance(robot, Robot) else None)
         self._held = HeldCommand(n, params.command_timeout)
         # The drives (:mod:`.servo`): per joint a mode and its references, used once a
         # joint command arrives (effort commands alone take the plain effort path).
@@ -243,6 +261,9 @@ class Simulation:
         self.drive_mode = self._physics.mode
         self.tau_cmd, self.q_ref, self.qd_ref, self.tau_ff, self._effort_command = (
             self._physics.drive)
+        #: The drives add the arm's gravity to the effort commands (``effort_mode``).
+        self.gravity_compensated = params.effort_mode == 'gravity_compensated'
+        self._tau_cmd_raw = np.zeros(n)   # the joint commands' efforts, before gravity
         #: Steps between two evaluations of the servos' gravity and bias forces (held in
         #: between): one publish period, set by :class:`SimulationRunner`.
         self.feedforward_steps = 1
@@ -303,8 +324,11 @@ class Simulation:
         self.applied_effort = self._zero
         self.stopped = False
         self._clear_joint_command()
+        if self.loads is not None:
+            self.loads.clear()             # the wall stays
 
     def _clear_joint_command(self):
+        self._effort_joints = None     # the joints effort commands cover, if not all
         self.joint_commanded = False   # the drives follow set_joint_command
         self._joint_command_time = -math.inf
         self._joint_command_expired = False
@@ -350,7 +374,7 @@ class Simulation:
         self.paused = bool(paused)
         self.stopped = False
 
-    def set_command(self, tau):
+    def set_command(self, tau, joints=None):
         """
         Set the commanded joint efforts (chain order), clamped to the effort limits.
 
@@ -359,10 +383,23 @@ class Simulation:
         :attr:`effort_bound`: the effort that would take the joint, at its smallest
         effective inertia, from rest past ``divergence_velocity`` within one step.
         In practice only a joint without an effort limit gets there.
+
+        ``joints`` (chain indices, None: all): the joints the command covers.  The
+        others are left to joint commands (:meth:`set_joint_command`): an arm's
+        controller commands the arm's joints, a gripper's the finger; a command that
+        covers every joint takes over from joint commands.
         """
         tau = self._checked_effort(tau, np.arange(self.n))
-        self._clear_joint_command()
-        self._held.hold(tau, self.t)
+        if joints is not None and self.joint_commanded:
+            joints = np.asarray(joints, dtype=np.int64)
+            self._held.hold(tau, self.t)
+            self.drive_mode[joints] = EFFORT
+            self._tau_cmd_raw[joints] = self.tau_cmd[joints] = tau[joints]
+            self._feedforward_due = self.steps   # gravity-compensated: g(q) added now
+        else:
+            self._clear_joint_command()
+            self._held.hold(tau, self.t)
+        self._effort_joints = None if joints is None else np.asarray(joints, dtype=np.int64)
         self._leave_hold_mode()
 
     def _leave_hold_mode(self):
@@ -427,7 +464,9 @@ class Simulation:
         q_ref = np.where(positioned, q_ref, np.where(starting, self._x[joints],
                                                      self.q_ref[joints]))
         self.drive_mode[joints] = mode
-        self.tau_cmd[joints] = tau
+        self.tau_cmd[joints] = self._tau_cmd_raw[joints] = tau
+        if self.gravity_compensated:
+            self._feedforward_due = self.steps   # the effort joints' gravity, now
         self.q_ref[joints] = q_ref
         self.qd_ref[joints] = np.where(mode == EFFORT, 0.0, qd_ref)
         self._joint_command_time = self.t
@@ -435,13 +474,21 @@ class Simulation:
         self._leave_hold_mode()
 
     def _hold_position(self):
-        """Have every drive hold the current position (a joint command takes over)."""
+        """
+        Have every drive hold the current position (a joint command takes over).
+
+        The joints that effort commands cover (``set_command(tau, joints)``) stay on them.
+        """
         self.joint_commanded = True
         self.drive_mode[:] = POSITION
         self.q_ref[:] = self._x[:self.n]
         self.qd_ref[:] = 0.0
-        self.tau_cmd[:] = 0.0
+        self.tau_cmd[:] = self._tau_cmd_raw[:] = 0.0
         self._feedforward_due = self.steps
+        joints = self._effort_joints
+        if joints is not None:
+            self.drive_mode[joints] = EFFORT
+            self.tau_cmd[joints] = self._tau_cmd_raw[joints] = self.command()[joints]
 
     def _servo_events(self) -> int:
         """
@@ -453,6 +500,8 @@ class Simulation:
         """
         timeout = self.params.joint_command_timeout
         steps_left = math.inf
+        if self._effort_joints is not None:   # effort commands beside joint commands
+            steps_left = self._shared_effort_events()
         if timeout > 0.0 and not self._joint_command_expired:
             expiry = _first_step_after(self.h, self._joint_command_time, timeout,
                                        self.steps)
@@ -464,18 +513,53 @@ class Simulation:
         if self.steps >= self._feedforward_due:
             n = self.n
             self.tau_ff[:] = self.robot.bias_forces(self._x[:n], self._x[n:])
+            if self.gravity_compensated:   # the effort-mode joints: command + g(q)
+                effort = self.drive_mode == EFFORT
+                self.tau_cmd[effort] = self._with_gravity(self._tau_cmd_raw)[effort]
             self._feedforward_due = self.steps + self.feedforward_steps
         return min(steps_left, self._feedforward_due - self.steps)
 
-    def _effort_events(self) -> int:
-        """Put the effort command due now in place; return the steps it stays so."""
-        self._effort_command[:] = self.command()
+    def _shared_effort_events(self) -> int:
+        """
+        Expire a stale effort command on its joints beside joint commands.
+
+        Return the steps until it expires (inf: never, or done).
+        """
         held = self._held
+        if held.timeout <= 0.0 or held.value is held.zero:
+            return math.inf
+        if self.t - held.time <= held.timeout:
+            return _first_step_after(self.h, held.time, held.timeout,
+                                     self.steps) - self.steps
+        joints = self._effort_joints
+        stale = joints[self.drive_mode[joints] == EFFORT]
+        self.tau_cmd[stale] = self._tau_cmd_raw[stale] = 0.0   # timed out: zero torque
+        held.clear()
+        self._feedforward_due = self.steps
+        return math.inf
+
+    def _effort_events(self) -> int:
+        """
+        Put the effort command due now in place; return the steps it stays so.
+
+        Gravity-compensated, the command plus g(q), held for a publish period at most.
+        """
+        held = self._held
+        steps = math.inf
         if held.timeout > 0.0 and held.value is not held.zero:
             if self.t - held.time <= held.timeout:
-                return _first_step_after(self.h, held.time, held.timeout,
-                                         self.steps) - self.steps
-        return math.inf
+                steps = _first_step_after(self.h, held.time, held.timeout,
+                                          self.steps) - self.steps
+        if self.gravity_compensated:
+            self._effort_command[:] = self._with_gravity(self.command())
+            return min(steps, self.feedforward_steps)
+        self._effort_command[:] = self.command()
+        return steps
+
+    def _with_gravity(self, tau) -> np.ndarray:
+        """Return ``tau`` + g(q) at the current state, clamped to the effort limits."""
+        g = self.robot.gravity_torques(self._x[:self.n])
+        return np.clip(tau + g, -self.effort_limit, self.effort_limit)
 
     def set_servo_gains(self, kp, kd):
         """Set the position and velocity servos' gains per joint (chain order)."""
@@ -501,6 +585,21 @@ class Simulation:
         out = np.empty(self.n)
         physics.passive_torques(self._physics.joint, q, qd, out)
         return out
+
+    @property
+    def joint_torque(self) -> np.ndarray:
+        """
+        Return what joint torque sensors read now: tau_J (zero in hold mode).
+
+        The drives' torque of the last step past the joints' friction and damping (and
+        limit stops), tau_J = applied_effort + passive(q, qd) at the current state, as
+        Franka's arms measure it on the link side: the torque that moves the links, so
+        that I qdd + C qd + g = tau_J + tau_ext holds with the external torques only.
+        """
+        if self.mode == 'hold':
+            return self._zero.copy()
+        n = self.n
+        return self.applied_effort + self.passive_torques(self._x[:n], self._x[n:])
 
     def acceleration(self, q, qd, tau) -> np.ndarray:
         """Return qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every integrator."""
@@ -532,6 +631,10 @@ class Simulation:
                 return steps
             servo = self.joint_commanded
             stretch = self._servo_events() if servo else self._effort_events()
+            if self.loads is not None:     # up to the next end of a wrench
+                end = self.loads.expire(self.t)
+                if end < math.inf:
+                    stretch = min(stretch, math.ceil((end - self.t) / self.h - 1e-9))
             stretch = max(1, int(min(stretch, steps - done)))
             taken, status, speed = self._physics.advance(
                 stretch, servo, self.h, self._integrator, self.params.divergence_velocity)
@@ -567,8 +670,11 @@ class Simulation:
         p = self.params
         hz = self.stop_omega / (2.0 * math.pi)
         dynamics = FD_DESCRIPTIONS[p.fd_method]
-        if self.robot.n < self.robot.n_bodies:
-            dynamics = 'the constrained GIM + Cholesky of the mimic joints (compiled)'
+        mimics = self.robot.n_bodies - self.robot.n
+        if mimics and isinstance(self.robot, Robot):
+            dynamics = (f'{dynamics} with {mimics} mimic joints, one more solve each'
+                        if self.robot.fd_algorithms[p.fd_method] == FORWARD_DYNAMICS else
+                        'the constrained GIM + Cholesky of the mimic joints (compiled)')
         return (f'{self.robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz on '
                 f'{dynamics}, limit stops '
                 f'{hz.min():.1f}-{hz.max():.1f} Hz (zeta {p.limit_stop_damping_ratio:g}), '
@@ -595,13 +701,20 @@ def compile_simulation() -> float:
     reached; ``make build`` and ``denoc-dynamics compile`` call it.
     """
     start = time.perf_counter()
-    for tip in (None, 'b'):
+    for tip in (None, 'tool'):
         robot = load_urdf_xml(WARM_UP_TREE, tip_link=tip, side_branches='drop')
         for integrator in INTEGRATORS:
             sim = Simulation(robot, PhysicsParameters(integrator=integrator),
                              start_mode='running')
             sim.set_command(sim.effort_limit)
             sim.advance(5)
+            sim.loads.apply('tool', (1.0, 0.0, 0.0), (0.0, 0.0, 0.1), 'a', (0.0, 0.1, 0.0))
+            sim.loads.set_walls([((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), 1e3, 1.0)])
+            sim.loads.set_contact_points([('b', (0.0, 0.0, 0.0))])
+            sim.advance(5)
+            SimulatedSensors(sim, ['tool_joint']).read(sim.q, sim.qd, sim.applied_effort)
+            sim.loads.set_walls([])
+            sim.loads.clear()
             sim.set_joint_command([0], [VELOCITY], [0.0], [0.0], [1.0])
             sim.advance(5)
             sim.passive_torques(sim.q, sim.qd)

@@ -54,6 +54,9 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .names import name_list
+from .names import repeated
+
 
 class TrajectoryError(ValueError):
     """A trajectory that must not be executed; ``reason`` is a short counter key."""
@@ -115,14 +118,15 @@ def check_trajectory(chain_joint_names: Sequence[str], lower, upper,
                                                  f'{max_points} allowed (max_points)')
     unknown = [name for name in names if name not in index]
     if unknown:
-        raise TrajectoryError('unknown joint', f'joint(s) {unknown} are not in the chain '
-                                               f'{list(chain_joint_names)}')
+        raise TrajectoryError('unknown joint', f'joint(s) {name_list(unknown)} are not in '
+                                               f'the chain {name_list(chain_joint_names)}')
     if len(set(names)) < len(names):
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        raise TrajectoryError('duplicate joint', f'joint(s) {duplicates} appear more than once')
+        raise TrajectoryError('duplicate joint', f'joint(s) {name_list(repeated(names))} '
+                                                 'appear more than once')
     if not allow_partial and len(names) < len(index):
-        missing = [name for name in chain_joint_names if name not in names]
-        raise TrajectoryError('partial joints', f'joint(s) {missing} missing, and '
+        given = set(names)
+        missing = [name for name in chain_joint_names if name not in given]
+        raise TrajectoryError('partial joints', f'joint(s) {name_list(missing)} missing, and '
                                                 'allow_partial_joints_goal is false')
     m = len(names)
     joints = np.array([index[name] for name in names], dtype=int)

@@ -1,6 +1,11 @@
 """
 Launch the simulated arm: sim_node, dynamics_node, trajectory_controller (+ rsp, rviz2).
 
+With a gripper (a finger coordinate in the URDF, e.g. the bundled denoc_arm7_gripper),
+also gripper_controller (GripperCommand, ParallelGripperCommand): the other nodes'
+``joints`` parameter then lists the arm's joints, whose effort commands the trajectory
+controller sends, and the gripper controller drives the finger.
+
 Launch arguments:
   namespace     namespace of the nodes, and so of their relative topics and services:
                 joint_states, effort_commands, robot_description, ~/... (default: none);
@@ -8,10 +13,19 @@ Launch arguments:
   urdf          URDF file (default: the bundled denoc_arm7)
   use_sim_time  true: sim_node publishes /clock and the other nodes run on it (default false)
   integrator    rk4 | ab4 | semi_implicit_euler (default rk4)
-  use_rsp       true: also start robot_state_publisher (default false)
+  use_rsp       true: also start robot_state_publisher (default false); sim_node then
+                leaves /tf and /tf_static to it (otherwise it publishes them itself,
+                with the frame prefix '<namespace>/' in a namespace)
   rviz          true: also start rviz2 with config/denoc_arm.rviz (and
-                robot_state_publisher, which its TF needs; default false)
+                robot_state_publisher; default false)
   params_file   YAML parameters (default: config/sim_arm.yaml of this package)
+  payload_link, payload_mass, payload_com, payload_inertia
+                one start-up payload for all three nodes (their payload.* parameters):
+                the link (default none), mass [kg], center of mass "[x, y, z]" [m] in the
+                link frame, inertia "[ixx, ixy, ixz, iyy, iyz, izz]" [kg m^2] about it;
+                ~/set_payload changes it at run time
+  gripper       auto (a gripper controller if a joint's name has 'finger' in it), false,
+                or the finger joint's name (default auto)
 
 The dynamics node and the trajectory controller read the sim node's own copy of the
 joint states, ``robot_joint_states`` in the namespace (published by nothing else;
@@ -29,17 +43,40 @@ Run it with:
   ros2 launch denoc_dynamics sim_arm.launch.py use_rsp:=true use_sim_time:=true
 """
 
+from typing import List
+
+from denoc_dynamics.ros.launch_support import gripper_layout
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.actions import OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import FileContent
 from launch.substitutions import LaunchConfiguration
 from launch.substitutions import OrSubstitution
 from launch.substitutions import PathJoinSubstitution
+from launch.substitutions import PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+#: The launch arguments of the payload: (name, parameter, type, default, description).
+PAYLOAD_ARGUMENTS = (
+    ('payload_link', 'payload.link', str, '', 'link the payload is fixed to (empty: none)'),
+    ('payload_mass', 'payload.mass', float, '0.0', 'payload mass [kg]'),
+    ('payload_com', 'payload.center_of_mass', List[float], '[0.0, 0.0, 0.0]',
+     'payload center of mass [m] in the link frame'),
+    ('payload_inertia', 'payload.inertia', List[float], '[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]',
+     'payload inertia [kg m^2] about its center of mass, link frame: '
+     '[ixx, ixy, ixz, iyy, iyz, izz]'),
+)
+
+
+def payload_parameters():
+    """Return the payload.* parameters of the three nodes, from the launch arguments."""
+    return {parameter: ParameterValue(LaunchConfiguration(name), value_type=kind)
+            for name, parameter, kind, _, _ in PAYLOAD_ARGUMENTS}
+
 
 #: The dynamics node and the controller follow the sim node's own copy of its joint
 #: states (robot_joint_states, published by nothing else), not joint_states, which a
@@ -47,14 +84,73 @@ from launch_ros.substitutions import FindPackageShare
 OWN_STATES = ('joint_states', 'robot_joint_states')
 
 
+def arm_nodes(context):
+    """
+    Return sim_node, dynamics_node, the trajectory controller and a gripper controller.
+
+    With a gripper (launch_support.gripper_layout reads the URDF), the three get the
+    arm's joints as their ``joints`` (the order of the effort commands), and the
+    gripper controller is started for the finger.  The controller is given the
+    integrator too: its friction model follows the simulated arm's (simulated_friction).
+    """
+    urdf = LaunchConfiguration('urdf').perform(context)
+    params_file = LaunchConfiguration('params_file').perform(context)
+    namespace = LaunchConfiguration('namespace').perform(context)
+    integrator = LaunchConfiguration('integrator').perform(context)
+    rsp = any(LaunchConfiguration(name).perform(context).lower() == 'true'
+              for name in ('use_rsp', 'rviz'))
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context))
+    joints = [{'joints': arm}] if finger else []
+    nodes = [
+        Node(
+            package='denoc_dynamics', executable='sim_node', name='sim_node',
+            namespace=namespace, output='screen',
+            parameters=[params_file, {
+                'urdf_path': urdf,
+                'integrator': integrator,
+                # the simulation is the clock: it never runs on /clock itself
+                'publish_clock': use_sim_time,
+                # TF from the simulation, unless robot_state_publisher runs
+                'publish_tf': not rsp,
+                # robot_state_publisher's frame_prefix for a namespaced arm
+                'frame_prefix': f'{namespace}/' if namespace else '',
+            }, payload_parameters()] + joints),
+        Node(
+            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
+            namespace=namespace, output='screen', remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
+                        payload_parameters()] + joints),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            parameters=[params_file, {
+                'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                # the friction model of the simulated arm follows its integrator
+                'integrator': integrator}, payload_parameters()] + joints)]
+    if finger:
+        nodes.append(Node(
+            package='denoc_dynamics', executable='gripper_controller',
+            name='gripper_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                                      'joint': finger}]))
+    return nodes
+
+
 def generate_launch_description():
     share = FindPackageShare('denoc_dynamics')
     namespace = LaunchConfiguration('namespace')
     urdf = LaunchConfiguration('urdf')
     use_sim_time = LaunchConfiguration('use_sim_time')
-    params_file = LaunchConfiguration('params_file')
     rviz = LaunchConfiguration('rviz')
+    rsp = OrSubstitution(LaunchConfiguration('use_rsp'), rviz)
+    # robot_state_publisher's frame_prefix for a namespaced arm: '<namespace>/'
+    frame_prefix = PythonExpression(["'", namespace, "/' if '", namespace, "' else ''"])
     return LaunchDescription([
+        *(DeclareLaunchArgument(name, default_value=default, description=description)
+          for name, _, _, default, description in PAYLOAD_ARGUMENTS),
         DeclareLaunchArgument(
             'namespace', default_value='',
             description='namespace of the nodes and of their relative topics and services'),
@@ -77,32 +173,17 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'params_file', default_value=PathJoinSubstitution([share, 'config', 'sim_arm.yaml']),
             description='YAML parameters of sim_node and dynamics_node'),
-        Node(
-            package='denoc_dynamics', executable='sim_node', name='sim_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {
-                'urdf_path': urdf,
-                'integrator': LaunchConfiguration('integrator'),
-                # the simulation is the clock: it never runs on /clock itself
-                'publish_clock': use_sim_time,
-            }]),
-        Node(
-            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen', remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time}]),
-        Node(
-            package='denoc_dynamics', executable='trajectory_controller',
-            name='trajectory_controller', namespace=namespace, output='screen',
-            remappings=[OWN_STATES],
-            parameters=[params_file, {
-                'urdf_path': urdf, 'use_sim_time': use_sim_time,
-                # the friction model of the simulated arm follows its integrator
-                'integrator': LaunchConfiguration('integrator')}]),
+        DeclareLaunchArgument(
+            'gripper', default_value='auto',
+            description="auto: a gripper controller if a joint's name has 'finger' in it; "
+                        "false: none; or the finger joint's name"),
+        OpaqueFunction(function=arm_nodes),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',
-            condition=IfCondition(OrSubstitution(LaunchConfiguration('use_rsp'), rviz)),
+            condition=IfCondition(rsp),
             parameters=[{
+                'frame_prefix': ParameterValue(frame_prefix, value_type=str),
                 # value_type=str: launch_ros must not parse the XML as YAML
                 'robot_description': ParameterValue(FileContent(urdf), value_type=str),
                 'use_sim_time': use_sim_time,

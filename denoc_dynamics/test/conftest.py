@@ -31,14 +31,15 @@ LAUNCH_STACK_MISSING = _launch_stack_missing()
 LAUNCH_TESTS_REQUIRED = os.environ.get(REQUIRE_LAUNCH_TESTS) == 'required'
 
 #: Set to ``required`` (make test does, where ../shared/ros2-msgs exists): a test
-#: marked ``ros2_msgs`` (control_msgs, simulation_interfaces) that skips is a failure.
+#: marked ``ros2_msgs`` (control_msgs, simulation_interfaces, tf2_msgs) that skips is a
+#: failure.
 REQUIRE_ROS2_MSGS = 'DENOC_REQUIRE_ROS2_MSGS'
 ROS2_MSGS_REQUIRED = os.environ.get(REQUIRE_ROS2_MSGS) == 'required'
 
 
 def _ros2_msgs_missing():
-    """Return why control_msgs or simulation_interfaces cannot be imported, or None."""
-    for name in ('control_msgs.action', 'simulation_interfaces.srv'):
+    """Return why control_msgs, simulation_interfaces or tf2_msgs cannot be imported."""
+    for name in ('control_msgs.action', 'simulation_interfaces.srv', 'tf2_msgs.msg'):
         try:
             importlib.import_module(name)
         except ImportError as exc:
@@ -81,9 +82,10 @@ def context():
     rclpy.try_shutdown(context=ctx)
 
 
-#: The test files that import control_msgs or simulation_interfaces at the top.
+#: The test files that import control_msgs, simulation_interfaces or tf2_msgs at the top.
 ROS2_MSGS_TESTS = ('test_moveit_launch.py', 'test_two_arms_launch.py',
-                   'test_ros_simulation_services.py')
+                   'test_ros_simulation_services.py', 'test_sim_arm_tf_launch.py',
+                   'test_ros_sim_entities.py')
 
 # the tests live one folder down (core/, urdf/, sim/, ros/, launch/)
 collect_ignore_glob = []

@@ -9,7 +9,8 @@ What the dynamics tests share: relative errors, one tolerance rule, the Pinocchi
   module that needs them declares ``pytestmark = pytest.mark.usefixtures('oracles')``
   (the fixture in conftest.py skips each test, never the module: launch_testing's
   pytest plugin imports every test module while it collects, and a module-level skip
-  would end the collection of the whole directory).
+  would end the collection of the whole directory); one that needs Pinocchio alone
+  (the bundled URDFs) calls :func:`require_pinocchio` in the test or its fixture.
 * Independent readings of a URDF: the mimic map from its text, and the forward
   kinematics of a tree from X_tree, parent and the axes.
 * The bundled arm (:func:`bundled_arm`, the ``arm`` fixture of conftest.py).
@@ -110,6 +111,12 @@ def require_oracles():
     missing = oracles_missing()
     if missing is not None:
         pytest.skip(missing)
+
+
+def require_pinocchio():
+    """Skip the calling test without Pinocchio (a test on the bundled URDFs needs no more)."""
+    if pin is None:
+        pytest.skip(PIN_MISSING)
 
 
 def example_urdfs():

@@ -8,6 +8,12 @@ planned duration plus 0.5 s, and afterwards waits for the arm to stop.  The scen
 here (:class:`MoveItLikeClient` methods ``check_*``) are shared by the test that
 starts the nodes as processes (test_ros_follow_joint_trajectory.py) and the launch
 tests (test_moveit_launch.py, test_two_arms_launch.py).
+
+Before the first goal the client also waits for the controller's
+``~/controller_state`` (one per joint state it used): in the launch layout the
+controller reads ``robot_joint_states``, not the ``joint_states`` the client sees, and
+under load that topic's discovery can come seconds later (the first goal would then
+wait for it, within MoveIt's deadline).
 """
 
 import time
@@ -15,6 +21,7 @@ import time
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
+from control_msgs.msg import JointTrajectoryControllerState
 import numpy as np
 from rclpy.action import ActionClient
 from rclpy.qos import qos_profile_sensor_data
@@ -68,17 +75,27 @@ class MoveItLikeClient:
         self.states = []
         ros.node.create_subscription(JointState, f'{prefix}/joint_states', self._on_state,
                                      qos_profile_sensor_data)
+        self.controller_states = 0
+        ros.node.create_subscription(JointTrajectoryControllerState,
+                                     f'{prefix}/{controller}/controller_state',
+                                     self._on_controller_state, 10)
 
     def _on_state(self, msg):
         self.states.append(msg)
         del self.states[:-500]
 
+    def _on_controller_state(self, msg):
+        self.controller_states += 1
+
     def wait_ready(self, names, timeout=TIMEOUT):
-        """Wait for the action server and a complete joint state (MoveIt: 1 s)."""
+        """Wait for the action server, a complete joint state (MoveIt: 1 s) and the controller."""
         assert self.ros.spin_until(self.client.server_is_ready, timeout), \
             f'no action server {self.action_name}'
         assert self.ros.spin_until(lambda: self.states and set(names) <= set(
             self.states[-1].name), timeout), 'no complete joint_states'
+        # the controller commands the arm: it has its own joint states (module docstring)
+        assert self.ros.spin_until(lambda: self.controller_states > 0, timeout), \
+            'no controller_state: the controller has no joint state'
         # The answer to a first goal can be lost while DDS discovery has not yet matched
         # the server's response writer with this client: have an empty goal answered
         # (the server aborts it, INVALID_GOAL) before the real ones.

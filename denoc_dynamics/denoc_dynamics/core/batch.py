@@ -16,19 +16,9 @@ import threading
 import numba
 import numpy as np
 
-from .composite_body import composite_body
-from .forward_dynamics import forward_dynamics, forward_dynamics_cholesky
-from .gim import inertia_matrix
-from .inverse_dynamics import inverse_dynamics
-from .inverse_inertia import inverse_inertia_matrix
-from .model import DATA_REALS
+from .call import run
+from .model import workspace_size
 from .spatial import njit
-from .udu import udu
-
-#: The algorithms a batch can run, and the rows of each state's output (n: one
-#: (n, n) matrix; n + 1: a matrix and a vector below it; 1: a vector).
-INVERSE_DYNAMICS, FORWARD_DYNAMICS, FORWARD_DYNAMICS_CHOLESKY, INERTIA_MATRIX = 0, 1, 2, 3
-UDU, INVERSE_INERTIA, COMPOSITE_BODY = 4, 5, 6
 
 #: Blocks of states per thread.  The caller hands them out one at a time
 #: (``numba.parallel_chunksize(1)``), so that a thread slowed by other work on the
@@ -47,7 +37,8 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
     """
     OUT[s] = the ``algorithm`` at state s of (Q, X1, X2, F), for every s in parallel.
 
-    F (S, n, 6) holds the external wrenches (zeros for none).
+    ``algorithm`` is a code of :mod:`.call`; F (S, n_bodies, 6) holds the external
+    wrenches (zeros for none).
 
     ``threads`` is numba.get_num_threads() (called in here, it would make this
     function uncacheable).
@@ -62,21 +53,6 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
 @njit
 def _block(algorithm, reals, ints, Q, X1, X2, F, OUT, start, stop):
     """States start..stop-1 of :func:`evaluate`, one after the other on one workspace."""
-    n = Q.shape[1]
-    data = np.empty(DATA_REALS * n)
+    data = np.empty(workspace_size(ints.shape[1], Q.shape[1]))
     for s in range(start, stop):
-        f = F[s]
-        if algorithm == INVERSE_DYNAMICS:
-            inverse_dynamics(reals, ints, Q[s], X1[s], X2[s], f, data, OUT[s, 0])
-        elif algorithm == FORWARD_DYNAMICS:
-            forward_dynamics(reals, ints, Q[s], X1[s], X2[s], f, data, OUT[s, 0])
-        elif algorithm == FORWARD_DYNAMICS_CHOLESKY:
-            forward_dynamics_cholesky(reals, ints, Q[s], X1[s], X2[s], f, data, OUT[s, 0])
-        elif algorithm == INERTIA_MATRIX:
-            inertia_matrix(reals, ints, Q[s], data, OUT[s])
-        elif algorithm == UDU:
-            udu(reals, ints, Q[s], data, OUT[s, :n], OUT[s, n])
-        elif algorithm == INVERSE_INERTIA:
-            inverse_inertia_matrix(reals, ints, Q[s], data, OUT[s])
-        elif algorithm == COMPOSITE_BODY:
-            composite_body(reals, ints, Q[s], X1[s], data, OUT[s, :n], OUT[s, n])
+        run(algorithm, reals, ints, Q[s], X1[s], X2[s], F[s], data, OUT[s])

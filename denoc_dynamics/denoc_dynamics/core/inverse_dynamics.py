@@ -31,6 +31,14 @@ def inverse_dynamics(reals, ints, q, qd, qdd, f_ext, workspace, tau):
     newton_euler(model, data, qd, qdd, f_ext, tau)
 
 
+@njit
+def bias_forces(reals, ints, q, qd, f_ext, workspace, tau):
+    """Write tau = ID(q, qd, 0): Coriolis, centrifugal, gravity and external efforts."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    kinematics(model, data, q)
+    newton_euler(model, data, qd, None, f_ext, tau)
+
+
 @njit_inline
 def newton_euler(model, data, qd, qdd, f_ext, tau):
     """
@@ -40,21 +48,11 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
     without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
-    lam, prismatic, g = model.lam, model.prismatic, model.g
+    lam, prismatic = model.lam, model.prismatic
     n = qd.shape[0]
     r, p, M, d, t, td, w = data.r, data.p, data.M, data.d, data.t, data.td, data.w
     for i in range(n):
-        if lam[i] >= 0:
-            twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
-            twist_to_child(r[i], td[lam[i]], td[i])
-        else:
-            t[i, :] = 0.0
-            td[i, :3] = 0.0
-            td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
-        add_p(p[i], qd[i], prismatic[i], t[i])
-        if qdd is not None:
-            add_p(p[i], qdd[i], prismatic[i], td[i])
-        add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i
+        twist_and_rate(model, data, i, qd, qdd)
         body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
         body_inertia_times(M[i], td[i], w[i], True)                 # 000 eq. 17
@@ -69,3 +67,26 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
         tau[i] = p_dot(p[i], w[i], prismatic[i])                   # 000 eq. 18
         if lam[i] >= 0:
             wrench_to_parent(r[i], w[i], w[lam[i]])
+
+
+@njit_inline
+def twist_and_rate(model, data, i, qd, qdd):
+    """
+    Write t_i and td_i from body lambda(i)'s (000 eq. 10 and its rate); ``qdd`` None is 0.
+
+    t_i = B_{i,lambda(i)} t_lambda(i) + p_i qd_i and td_i = B_{i,lambda(i)} td_lambda(i)
+    + p_i qdd_i + (t_i x p_i) qd_i, from td_0 = [0; -g] (gravity as a base acceleration).
+    """
+    lam, prismatic, g = model.lam, model.prismatic, model.g
+    r, p, t, td = data.r, data.p, data.t, data.td
+    if lam[i] >= 0:
+        twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
+        twist_to_child(r[i], td[lam[i]], td[i])
+    else:
+        t[i, :] = 0.0
+        td[i, :3] = 0.0
+        td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
+    add_p(p[i], qd[i], prismatic[i], t[i])
+    if qdd is not None:
+        add_p(p[i], qdd[i], prismatic[i], td[i])
+    add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i

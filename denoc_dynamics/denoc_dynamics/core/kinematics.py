@@ -38,35 +38,46 @@ def kinematics(model, data, q):
     ``model`` and ``data`` are the named views of :func:`.model.model_arrays` and
     :func:`.model.data_arrays`, as every kernel of the core takes them.
     """
-    lam, prismatic, R_tree, o_tree = model.lam, model.prismatic, model.R_tree, model.o_tree
     n = q.shape[0]
     R, r, O = data.R, data.r, data.O
     for i in range(n):
-        T = R_tree[i]
-        if prismatic[i]:                           # a slide along z: J_i = 1
-            c, s = 1.0, 0.0
-            o0, o1, o2 = (o_tree[i, 0] + q[i] * T[0, 2], o_tree[i, 1] + q[i] * T[1, 2],
-                          o_tree[i, 2] + q[i] * T[2, 2])
-        else:                                      # J_i, a turn by q_i about z
-            c, s = math.cos(q[i]), math.sin(q[i])
-            o0, o1, o2 = o_tree[i, 0], o_tree[i, 1], o_tree[i, 2]
-        for row in range(3):                       # R_tree,i J_i(q_i)
-            x, y = T[row, 0], T[row, 1]
-            R[i, row, 0], R[i, row, 1], R[i, row, 2] = c * x + s * y, c * y - s * x, T[row, 2]
-        if lam[i] >= 0:                            # R_i = R_lambda(i) R_tree,i J_i
-            P = R[lam[i]]
-            for col in range(3):
-                x0, x1, x2 = R[i, 0, col], R[i, 1, col], R[i, 2, col]
-                for row in range(3):
-                    R[i, row, col] = P[row, 0] * x0 + P[row, 1] * x1 + P[row, 2] * x2
-            for row in range(3):
-                r[i, row] = P[row, 0] * o0 + P[row, 1] * o1 + P[row, 2] * o2
-                O[i, row] = O[lam[i], row] + r[i, row]
-        else:
-            r[i, 0], r[i, 1], r[i, 2] = o0, o1, o2
-            O[i, 0], O[i, 1], O[i, 2] = o0, o1, o2
-        _body_terms(R[i], prismatic[i], model.m[i], model.c[i], model.I_O[i], data.e[i],
+        placement(model, q, i, R, r, O)
+        _body_terms(R[i], model.prismatic[i], model.m[i], model.c[i], model.I_O[i], data.e[i],
                     data.p[i], data.M[i], data.d[i])
+
+
+@njit_inline
+def placement(model, q, i, R, r, O):
+    """
+    Fill R_i, r_i = O_i - O_lambda(i) and O_i of body i, its parent's already filled.
+
+    R_i = R_lambda(i) R_tree,i J_i(q_i), O_i = O_lambda(i) + R_lambda(i) o_tree,i (plus
+    q_i along z for a prismatic joint): the forward step of every sweep over the tree.
+    """
+    lam, prismatic, R_tree, o_tree = model.lam, model.prismatic, model.R_tree, model.o_tree
+    T = R_tree[i]
+    if prismatic[i]:                               # a slide along z: J_i = 1
+        c, s = 1.0, 0.0
+        o0, o1, o2 = (o_tree[i, 0] + q[i] * T[0, 2], o_tree[i, 1] + q[i] * T[1, 2],
+                      o_tree[i, 2] + q[i] * T[2, 2])
+    else:                                          # J_i, a turn by q_i about z
+        c, s = math.cos(q[i]), math.sin(q[i])
+        o0, o1, o2 = o_tree[i, 0], o_tree[i, 1], o_tree[i, 2]
+    for row in range(3):                           # R_tree,i J_i(q_i)
+        x, y = T[row, 0], T[row, 1]
+        R[i, row, 0], R[i, row, 1], R[i, row, 2] = c * x + s * y, c * y - s * x, T[row, 2]
+    if lam[i] >= 0:                                # R_i = R_lambda(i) R_tree,i J_i
+        P = R[lam[i]]
+        for col in range(3):
+            x0, x1, x2 = R[i, 0, col], R[i, 1, col], R[i, 2, col]
+            for row in range(3):
+                R[i, row, col] = P[row, 0] * x0 + P[row, 1] * x1 + P[row, 2] * x2
+        for row in range(3):
+            r[i, row] = P[row, 0] * o0 + P[row, 1] * o1 + P[row, 2] * o2
+            O[i, row] = O[lam[i], row] + r[i, row]
+    else:
+        r[i, 0], r[i, 1], r[i, 2] = o0, o1, o2
+        O[i, 0], O[i, 1], O[i, 2] = o0, o1, o2
 
 
 @njit_inline

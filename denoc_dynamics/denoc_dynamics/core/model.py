@@ -32,16 +32,19 @@ from .spatial import njit_inline
 DATA_REALS = 36 + 8 * 6 + 4 * 3 + 9 + 3
 
 #: Float64 entries per body of the model: R_tree and I_O (9 each), o_tree and c (3
-#: each) and m; gravity (3) follows the bodies.
+#: each) and m; gravity (3) follows the bodies, then the mimic map's a and b.
 MODEL_REALS = 2 * 9 + 2 * 3 + 1
 
 
 #: The model's named views (:func:`model_arrays`): lambda(i) and the joint type per
 #: body, joint i's frame R_tree,i, o_tree,i in body lambda(i)'s frame at q_i = 0 (its
 #: axis is z), body i's mass m_i, mass centre c_i and inertia I_O,i about its joint
-#: origin in body coordinates, and gravity g in the base frame.
+#: origin in body coordinates, and gravity g in the base frame.  The bodies' joint
+#: positions follow the coordinates q (n <= n_bodies) as q_i = a_i q[column_i] + b_i:
+#: ``column`` is the coordinate that moves body i (its own, or a mimic joint's
+#: leader's), ``leader`` the leader's body (-1 for a coordinate, a = 1, b = 0).
 ModelArrays = namedtuple('ModelArrays', ['lam', 'prismatic', 'R_tree', 'o_tree', 'm', 'c',
-                                         'I_O', 'g'])
+                                         'I_O', 'g', 'column', 'leader', 'a', 'b'])
 
 #: The workspace's named views (:func:`data_arrays`), the DeNOC quantities of 000 eqs.
 #: 1-22 and 002 eqs. 11-19 with body i referred to its joint origin O_i: R_i, r_i =
@@ -55,12 +58,28 @@ DataArrays = namedtuple('DataArrays', ['R', 'r', 'e', 'p', 'M', 'd', 'O', 't', '
                                        'tau_hat', 'phi', 'y'])
 
 
+#: The mimic joints' part of the workspace (:func:`mimic_arrays`), after the bodies':
+#: the bodies' q_b, qd_b, a third rate x_b, efforts tau_b and accelerations qdd_b, and
+#: per mimic joint j Y_j = M^-1 C_j^T (a row of n_bodies), the row j of C Y (its
+#: Cholesky factor after a solve) and the constraint effort lambda_j.
+MimicArrays = namedtuple('MimicArrays', ['q_b', 'qd_b', 'x_b', 'tau_b', 'qdd_b', 'Y', 'S',
+                                         'lam'])
+
+
+@njit_inline
+def workspace_size(n_bodies, n):
+    """Return the float64 entries of one state's workspace: n_bodies bodies, n coordinates."""
+    k = n_bodies - n
+    return DATA_REALS * n_bodies + 5 * n_bodies + k * (n_bodies + k + 1)
+
+
 class Model:
     """
     The constant arrays of a body tree (Pinocchio's Model), flat for the kernels.
 
-    ``reals`` holds each body's constants (see :func:`model_arrays`) and gravity;
-    ``ints`` (2, n) holds lambda(i) and the joint type (1 prismatic, 0 revolute).
+    ``reals`` holds each body's constants (see :func:`model_arrays`), gravity and the
+    mimic map; ``ints`` (4, n) holds lambda(i), the joint type (1 prismatic, 0
+    revolute), the column of each body's coordinate and its leader body (mimic joints).
 
     Each body's constants are written in a frame whose z axis is its joint's axis, as
     in the Denavit-Hartenberg frames of Saha's papers: body i's URDF frame is turned
@@ -73,28 +92,45 @@ class Model:
         """Lay out ``chain``'s per-body arrays and ``gravity`` (base frame)."""
         n = chain.n
         self.n = n
-        self.reals = np.zeros(MODEL_REALS * n + 3)
-        self.ints = np.zeros((2, n), dtype=np.int64)
+        self.reals = np.zeros((MODEL_REALS + 2) * n + 3)
+        self.ints = np.zeros((4, n), dtype=np.int64)
         parent = getattr(chain, 'parent', np.arange(n) - 1)
         self.ints[0] = parent
         self.ints[1] = chain.prismatic
         arrays = model_arrays(self.reals, self.ints)
+        leader = np.asarray(getattr(chain, 'mimic_leader', np.full(n, -1)), dtype=np.int64)
+        column = np.cumsum(leader < 0) - 1                 # the coordinate of each body
+        arrays.leader[:] = leader
+        arrays.column[:] = np.where(leader < 0, column, column[leader])
+        arrays.a[:] = np.where(leader < 0, 1.0, getattr(chain, 'mimic_multiplier', 1.0))
+        arrays.b[:] = np.where(leader < 0, 0.0, getattr(chain, 'mimic_offset', 0.0))
         R_tree, o_tree, m, c_body, I_O = (arrays.R_tree, arrays.o_tree, arrays.m, arrays.c,
                                           arrays.I_O)
         self.A = A = np.array([_z_to_axis(a) for a in chain.axis]).reshape(n, 3, 3)
         A_parent = np.array([A[k] if k >= 0 else np.eye(3) for k in parent]).reshape(n, 3, 3)
         R_tree[:] = np.einsum('kji,kjl,klm->kim', A_parent, chain.X_tree[:, :3, :3], A)
         o_tree[:] = np.einsum('kji,kj->ki', A_parent, chain.X_tree[:, :3, 3])
-        m[:] = chain.mass
-        c_body[:] = c = np.einsum('kji,kj->ki', A, chain.com)
-        I_C = np.einsum('kji,kjl,klm->kim', A, chain.inertia, A)
-        cc = np.einsum('ki,ki->k', c, c)[:, None, None] * np.eye(3)
-        I_O[:] = I_C + m[:, None, None] * (cc - c[:, :, None] * c[:, None, :])   # parallel axes
+        m[:], c_body[:], I_O[:] = body_constants(A, chain.mass, chain.com, chain.inertia)
         arrays.g[:] = gravity
 
     def data(self) -> np.ndarray:
         """Return a new workspace for one state (Pinocchio's Data)."""
-        return np.zeros(DATA_REALS * self.n)
+        return np.zeros(workspace_size(self.n, self.n - int(np.sum(self.ints[3] >= 0))))
+
+
+def body_constants(A, mass, com, inertia):
+    """
+    Return (m, c, I_O) in the turned body frames of :class:`Model` (one body or (n, ...)).
+
+    ``com`` and ``inertia`` (about the mass centre) are in the URDF link frames; the body
+    frame is turned by A (A z = the joint axis), and I_O = I_C + m ([c]x^T [c]x) is the
+    inertia about the joint origin (parallel axes).
+    """
+    c = np.einsum('...ji,...j->...i', A, com)
+    I_C = np.einsum('...ji,...jl,...lm->...im', A, inertia, A)
+    cc = np.einsum('...i,...i->...', c, c)[..., None, None] * np.eye(3)
+    mass = np.asarray(mass, dtype=float)
+    return mass, c, I_C + mass[..., None, None] * (cc - c[..., :, None] * c[..., None, :])
 
 
 @njit_inline
@@ -124,7 +160,9 @@ def model_arrays(reals, ints):
     m3 = _blocks(reals, 0, 2, n, 3)
     v3 = _vectors(reals, 18 * n, 2, n, 3)
     return ModelArrays(lam=ints[0], prismatic=ints[1], R_tree=m3[0], o_tree=v3[0],
-                       m=reals[24 * n:25 * n], c=v3[1], I_O=m3[1], g=reals[25 * n:25 * n + 3])
+                       m=reals[24 * n:25 * n], c=v3[1], I_O=m3[1], g=reals[25 * n:25 * n + 3],
+                       column=ints[2], leader=ints[3], a=reals[25 * n + 3:26 * n + 3],
+                       b=reals[26 * n + 3:27 * n + 3])
 
 
 def _z_to_axis(a) -> np.ndarray:
@@ -154,3 +192,17 @@ def data_arrays(data, n):
     return DataArrays(R=R, r=v3[0], e=v3[1], p=v6[0], M=M, d=v3[2], O=v3[3], t=v6[1],
                       td=v6[2], w=v6[3], M_tilde=M, M_hat=M, psi=v6[4], m_hat=s[0],
                       eta=v6[5], mu=v6[6], tau_hat=s[1], phi=s[2], y=v6[7])
+
+
+@njit_inline
+def mimic_arrays(workspace, n_bodies, k):
+    """Return the :class:`MimicArrays` of a workspace, for k mimic joints (none a copy)."""
+    start = DATA_REALS * n_bodies
+    v = _vectors(workspace, start, 1, 5, n_bodies)[0]
+    start += 5 * n_bodies
+    Y = _vectors(workspace, start, 1, k, n_bodies)[0]
+    start += k * n_bodies
+    S = _vectors(workspace, start, 1, k, k)[0]
+    start += k * k
+    return MimicArrays(q_b=v[0], qd_b=v[1], x_b=v[2], tau_b=v[3], qdd_b=v[4], Y=Y, S=S,
+                       lam=workspace[start:start + k])

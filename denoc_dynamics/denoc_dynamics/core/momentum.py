@@ -55,9 +55,9 @@ def momentum_terms(reals, ints, q, qd, workspace, p_out, ct_qd, g_out):
 @njit_inline
 def momentum_sweeps(model, data, qd, p_out, ct_qd, g_out):
     """Write p, C^T qd and g at the kinematics in ``data`` (module doc)."""
-    lam, prismatic, g = model[0], model[1], model[7]
+    lam, prismatic, g = model.lam, model.prismatic, model.g
     n = qd.shape[0]
-    r, p, M, t, td, H, G = data[1], data[3], data[4], data[7], data[8], data[9], data[18]
+    r, p, M, t, td, H, G = data.r, data.p, data.M, data.t, data.td, data.w, data.y
     for i in range(n):
         if lam[i] >= 0:
             twist_to_child(r[i], t[lam[i]], t[i])                  # 000 eq. 10

@@ -110,8 +110,9 @@ class MomentumObserver:
         n, nb = robot.n, robot.n_bodies
         self.n = n
         self._reals, self._ints = robot.model.reals, robot.model.ints
-        self._G = robot._G if robot._G is not None else np.zeros((0, n))
-        self._offset = robot._offset if robot._G is not None else np.zeros(0)
+        mimic = nb > n                               # q_b = G q + offset (Robot.mimic_map)
+        self._G = robot.mimic_map.G if mimic else np.zeros((0, n))
+        self._offset = robot.mimic_map.b.copy() if mimic else np.zeros(0)
         self.gain = np.empty(n)
         self.set_gain(gain)
         self.state = np.zeros((6, n))

@@ -56,8 +56,8 @@ def reaction_wrenches(reals, ints, q, qd, qdd, f_ext, workspace, W):
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     kinematics(model, data, q)
-    newton_euler(model, data, qd, qdd, f_ext, data[17])
-    w_tilde = data[9]
+    newton_euler(model, data, qd, qdd, f_ext, data.phi)
+    w_tilde = data.w
     for i in range(n):
         for a in range(6):
             W[i, a] = w_tilde[i, a]
@@ -79,8 +79,8 @@ def sensor_wrenches(reals, ints, q, qd, qdd, f_ext, workspace, body, beyond, sen
     n = q.shape[0]
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     kinematics(model, data, q)
-    newton_euler(model, data, qd, qdd, f_ext, data[17])
-    R, O, t, td, w_tilde = data[0], data[6], data[7], data[8], data[9]
+    newton_euler(model, data, qd, qdd, f_ext, data.phi)
+    R, O, t, td, w_tilde = data.R, data.O, data.t, data.td, data.w
     e, p, d = np.empty(3), np.empty(6), np.empty(3)
     M_S, w, r = np.empty((6, 6)), np.empty(6), np.empty(3)
     for j in range(body.shape[0]):

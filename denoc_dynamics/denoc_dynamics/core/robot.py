@@ -8,6 +8,24 @@ thread's workspace; a batch runs the same kernel over the states in parallel
 ValueError; finite input whose result is not finite (it overflowed: joint speeds of
 1e155 rad/s, efforts of 1e308 N m) raises :class:`NonFiniteResult`, a ValueError, so
 that no NaN or Inf ever comes out.
+
+Every call goes through one entry, :meth:`Robot._call`, with the algorithm's code of
+:mod:`.call` and up to three state arrays (q and its rates; unused ones are passed as
+q).  One state given as float64 vectors, without external wrenches, goes straight to
+the compiled :func:`.call.call_vector` or :func:`.call.call_matrix`, which check the
+lengths and the result in the same call; anything else, or a result that did not
+pass, takes :meth:`Robot._checked_call`: the full checks and their errors
+(:meth:`Robot._states`), then one state by :func:`.call.run` or a batch by
+:func:`.batch.evaluate`.  Both routes run the same :func:`.call.run`.
+
+A new call (a task-space quantity, a regressor) is added in three places: its kernel
+in a module of its own, taking ``(reals, ints, q, ..., workspace, out)``; a code, a
+row count in :data:`.call.ROWS` and a line in :func:`.call.run_bodies` (and in
+:func:`.call.run_mimic` if mimic joints need more than the state mapped to the bodies
+and the result brought back); and a method here that returns ``self._call(code, q,
+x1, x2)`` with the argument names in :data:`ARGUMENTS`.  It then has the checks, the
+errors, batches and the one-state speed of every other call.  A result that is not
+(rows, n), such as a frame's 6 x n Jacobian, gets its own row count.
 """
 
 import math
@@ -17,24 +35,41 @@ from typing import Dict, NamedTuple, Optional
 import numba
 import numpy as np
 
-from . import batch
-from .composite_body import composite_body, mass_centre_inertias
-from .forward_dynamics import (forward_dynamics, forward_dynamics_checked,
-                               forward_dynamics_cholesky, forward_dynamics_mimic,
-                               forward_dynamics_mimic_checked)
+from . import batch, call, payload
+from .call import call_matrix, call_vector, run
+from .composite_body import mass_centre_inertias
 from .gim import inertia_matrix
-from .inverse_dynamics import inverse_dynamics
-from .inverse_inertia import inverse_inertia_matrix
 from .kinematics import kinematics
+from .mimic import bodies
 from .model import data_arrays, Model, model_arrays
 from .momentum import momentum_terms
 from .reaction_wrench import reaction_wrenches
-from .udu import articulated_bodies, udu
+from .regressor import INERTIA_PAIRS, regressor, regressor_batch
+from .task_space import TaskSpace
+from .udu import articulated_bodies
 from .urdf import build_chain, build_chain_xml, Chain
 
 #: ``method=`` of :meth:`Robot.forward_dynamics`: Saha's O(n) sweeps (the default) and
 #: the composite-body GIM with Cholesky, the O(n^3) reference.
 FD_METHODS = ('denoc', 'cholesky')
+
+#: ``method=`` of :meth:`Robot.inverse_inertia_matrix`: the O(n^2) unit solves on the
+#: articulated bodies (the default) and the analytical U^-T D^-1 U^-1 (000 eqs. 36-41).
+INVERSE_METHODS = ('denoc', 'analytical')
+
+#: The names of each call's state arrays, for the errors of :meth:`Robot._states`.
+ARGUMENTS = {call.INVERSE_DYNAMICS: ('q', 'qd', 'qdd'), call.BIAS_FORCES: ('q', 'qd'),
+             call.GRAVITY: ('q',), call.FORWARD_DYNAMICS: ('q', 'qd', 'tau'),
+             call.FORWARD_DYNAMICS_CHOLESKY: ('q', 'qd', 'tau'),
+             call.INERTIA_MATRIX: ('q',), call.UDU: ('q',), call.INVERSE_INERTIA: ('q',),
+             call.ANALYTICAL_INVERSE_INERTIA: ('q',), call.COMPOSITE_BODY: ('q', 'qd'),
+             call.ENERGIES: ('q', 'qd')}
+
+#: The calls that take external wrenches.
+WRENCHES = (call.INVERSE_DYNAMICS, call.BIAS_FORCES, call.FORWARD_DYNAMICS,
+            call.FORWARD_DYNAMICS_CHOLESKY)
+
+_ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
 
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
@@ -91,6 +126,29 @@ class Kinematics(NamedTuple):
         return out
 
 
+class MimicMap(NamedTuple):
+    """
+    How the bodies' joints follow the coordinates: q_b = G q + b (mimic joints).
+
+    Body i moves as q_b,i = a_i q[column_i] + b_i: ``column`` (n_bodies,) is the
+    coordinate that moves it (its own, or a mimic joint's leader's), ``a`` and ``b``
+    the multiplier and offset (1 and 0 for a coordinate's own body), ``leader`` the
+    leader's body (-1 for a coordinate).  :meth:`Robot.body_positions` applies it.
+    """
+
+    column: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    leader: np.ndarray
+
+    @property
+    def G(self) -> np.ndarray:
+        """Return the (n_bodies, n) matrix of q_b = G q + b: a_i at row i, column column_i."""
+        G = np.zeros((len(self.column), int(self.column.max()) + 1))
+        G[np.arange(len(self.column)), self.column] = self.a
+        return G
+
+
 class JointProperties(NamedTuple):
     """
     The URDF's joint properties per coordinate (:attr:`Robot.joints`), in the order of q.
@@ -110,8 +168,13 @@ class JointProperties(NamedTuple):
     prismatic: np.ndarray
 
 
-class Robot:
-    """A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms."""
+class Robot(TaskSpace):
+    """
+    A fixed-base robot (a serial chain or a tree of bodies) with the DeNOC algorithms.
+
+    The task-space methods (frames, placements, Jacobians, task-space inertia) come
+    from :class:`.task_space.TaskSpace`.
+    """
 
     def __init__(self, chain: Chain, gravity=(0.0, 0.0, -9.81)):
         """Wrap a :class:`Chain`; check that every joint moves some mass."""
@@ -121,27 +184,27 @@ class Robot:
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
         self.model = Model(chain, self.gravity)
         self._reals, self._ints = self.model.reals, self.model.ints
+        self._A = np.ascontiguousarray(self.model.A)
         self._nb = chain.n
         coordinates = chain.coordinates
         self._n = len(coordinates)
-        self._G = self._mimic = None   # q_bodies = G q + offset, with mimic joints only
+        arrays = model_arrays(self._reals, self._ints)
+        self.mimic_map = MimicMap(arrays.column, arrays.a, arrays.b, arrays.leader)
+        self._G = self._mimic = None   # G of q_bodies = G q + b, with mimic joints only
         if self._n < self._nb:
-            column = np.empty(self._nb, dtype=np.int64)
-            column[coordinates] = np.arange(self._n)
-            leader = np.where(chain.mimic_leader < 0, np.arange(self._nb), chain.mimic_leader)
-            self._G = np.zeros((self._nb, self._n))
-            self._G[np.arange(self._nb), column[leader]] = np.where(
-                chain.mimic_leader < 0, 1.0, chain.mimic_multiplier)
-            self._offset = np.where(chain.mimic_leader < 0, 0.0, chain.mimic_offset)
-            self._mimic = (np.asarray(coordinates, dtype=np.int64),
-                           np.asarray(chain.mimic_leader, dtype=np.int64),
-                           self._G[np.arange(self._nb), column[leader]].copy(), self._offset)
-        self._fd_kernels = {'denoc': (batch.FORWARD_DYNAMICS, forward_dynamics),
-                            'cholesky': (batch.FORWARD_DYNAMICS_CHOLESKY,
-                                         forward_dynamics_cholesky)}
+            self._G, self._mimic = self.mimic_map.G, self.mimic_map
+        #: the algorithm of each ``method=`` of forward_dynamics and inverse_inertia_matrix
+        self.fd_algorithms = {'denoc': call.FORWARD_DYNAMICS,
+                              'cholesky': call.FORWARD_DYNAMICS_CHOLESKY}
+        self._inverse_algorithms = {'denoc': call.INVERSE_INERTIA,
+                                    'analytical': call.ANALYTICAL_INVERSE_INERTIA}
+        n = self._n
+        self._rows = {code: {0: 0, 2: 2, 'n': n, 'n+1': n + 1}[rows]
+                      for code, rows in call.ROWS.items()}
         self._no_wrenches = np.zeros((self._nb, 6))       # read by the kernels, never written
         self._local = threading.local()
         self._check_articulated_inertias()
+        self._init_frames()
 
     # --- description -------------------------------------------------------------
     @property
@@ -183,7 +246,7 @@ class Robot:
         """
         c, k = self.chain, self.chain.coordinates
         damping, friction = c.damping[k].astype(float), c.friction[k].astype(float)
-        if self._G is not None:
+        if self._G is not None:                   # G^T diag(c) G, G^T f for |G|
             damping = (self._G ** 2).T @ c.damping
             friction = np.abs(self._G).T @ c.friction
         return JointProperties(c.lower[k], c.upper[k], c.velocity[k], c.effort[k],
@@ -192,7 +255,13 @@ class Robot:
 
     def body_positions(self, q) -> np.ndarray:
         """Return the positions of every moving joint (..., n_bodies): q_m = a q_l + b."""
-        return self._bodies(self._state(q, 'q'))[0]
+        q = self._state(q, 'q')
+        return q if self._G is None else self._to_bodies(q, True)
+
+    def body_rates(self, qd) -> np.ndarray:
+        """Return the rates of every moving joint (..., n_bodies): qd_m = a qd_l."""
+        qd = self._state(qd, 'qd')
+        return qd if self._G is None else self._to_bodies(qd, False)
 
     def summary(self) -> str:
         """Return a readable description of the robot as the model sees it."""
@@ -255,11 +324,10 @@ class Robot:
 
     def _data(self) -> np.ndarray:
         """Return this thread's workspace (each thread of an executor has its own)."""
-        try:
-            return self._local.data
-        except AttributeError:
-            self._local.data = self.model.data()
-            return self._local.data
+        data = getattr(self._local, 'data', None)
+        if data is None:
+            data = self._local.data = self.model.data()
+        return data
 
     # --- dynamics ----------------------------------------------------------------
     def kinematics(self, q) -> Kinematics:
@@ -282,9 +350,7 @@ class Robot:
         each body, in the base frame.  With mimic joints, tau = G^T ID(G q + b, G qd,
         G qdd): the efforts on the coordinates, each mimic joint's on its leader.
         """
-        q, qd, qdd = self._states(q=q, qd=qd, qdd=qdd)
-        return self._coordinates(self._vector(batch.INVERSE_DYNAMICS, inverse_dynamics,
-                                              *self._bodies(q, qd, qdd), f_ext))
+        return self._call(call.INVERSE_DYNAMICS, q, qd, qdd, f_ext)
 
     def reaction_wrenches(self, q, qd, qdd, f_ext=None) -> np.ndarray:
         """
@@ -317,13 +383,11 @@ class Robot:
 
     def bias_forces(self, q, qd, f_ext=None) -> np.ndarray:
         """Return ID(q, qd, 0): Coriolis, centrifugal, gravity (and external) efforts."""
-        q, qd = self._states(q=q, qd=qd)
-        return self.inverse_dynamics(q, qd, np.zeros(q.shape), f_ext)
+        return self._call(call.BIAS_FORCES, q, qd, q, f_ext)
 
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the robot still against gravity."""
-        q = self._state(q, 'q')
-        return self.inverse_dynamics(q, np.zeros(q.shape), np.zeros(q.shape))
+        return self._call(call.GRAVITY, q, q, q)
 
     def equations_of_motion(self, q, qd, f_ext=None):
         """Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0)."""
@@ -337,47 +401,18 @@ class Robot:
         default; ``"cholesky"``, the composite-body GIM (000 eq. 22) and a Cholesky
         factorization, O(n^3), the reference.  With mimic joints, ``"denoc"`` adds
         one solve per mimic joint to hold it to its leader, still O(n)
-        (:func:`.forward_dynamics.forward_dynamics_mimic`), and ``"cholesky"`` solves
-        the constrained system G^T M G qdd = tau - G^T h; so does ``"denoc"`` where a
-        mimic joint's body moves no mass (the sweeps divide by its m^_k = 0).
+        (:func:`.mimic.accelerations`), and ``"cholesky"`` solves the constrained
+        system G^T M G qdd = tau - G^T h; so does ``"denoc"`` where a mimic joint's
+        body moves no mass (the sweeps divide by its m^_k = 0).
         """
-        if method == 'denoc' and f_ext is None:
-            qdd = np.empty(self._n)           # one state, as the kernel takes it: no copies
-            try:                              # (no workspace yet in this thread: below)
-                if self._G is None:
-                    status = forward_dynamics_checked(self._reals, self._ints, q, qd, tau,
-                                                      self._local.data, qdd)
-                elif self._mimic is not None:
-                    status = forward_dynamics_mimic_checked(
-                        self._reals, self._ints, *self._mimic, q, qd, tau, self._local.data,
-                        qdd)
-                else:
-                    status = -1
-            except (TypeError, AttributeError):     # not float64 vectors: checked below
-                status = -1
-            if status == 0:
-                return qdd
-        kernel = self._fd_kernels.get(method)
-        if kernel is None:
+        algorithm = self.fd_algorithms.get(method)
+        if algorithm is None:
             raise ValueError(f'method must be one of {FD_METHODS}, got {method!r}')
-        q, qd, tau = self._states(q=q, qd=qd, tau=tau)
-        if self._G is None:
-            return self._vector(kernel[0], kernel[1], q, qd, tau, f_ext)
-        if method == 'denoc' and self._mimic is not None:
-            f_ext = self._wrenches(f_ext, q.shape[:-1])
-            qdd = np.empty(q.shape)
-            for s in np.ndindex(q.shape[:-1]):
-                forward_dynamics_mimic(self.model.reals, self.model.ints, *self._mimic, q[s],
-                                       qd[s], tau[s], f_ext[s], self._data(), qdd[s])
-            return _finite(qdd)
-        M, b = self.equations_of_motion(q, qd, f_ext)
-        return _finite(_cholesky_solve(M, tau - b))
+        return self._call(algorithm, q, qd, tau, f_ext)
 
     def inertia_matrix(self, q) -> np.ndarray:
         """Return the GIM (..., n, n) by composite bodies (000 eq. 22); G^T M G with mimics."""
-        q = self._state(q, 'q')
-        return self._projected(self._matrix(batch.INERTIA_MATRIX, inertia_matrix,
-                                            self._bodies(q)[0], 0))
+        return self._call(call.INERTIA_MATRIX, q, q, q)
 
     def udu(self, q):
         """
@@ -385,11 +420,7 @@ class Robot:
 
         With mimic joints, the same elimination on the numbers of G^T M G.
         """
-        q = self._state(q, 'q')
-        if self._G is not None:
-            U, d = _udu_numeric(self.inertia_matrix(q))
-            return U, _finite(d)
-        out = self._matrix(batch.UDU, udu, q, 1)
+        out = self._call(call.UDU, q, q, q)
         return out[..., :-1, :], out[..., -1, :]
 
     def articulated_inertias(self, q) -> np.ndarray:
@@ -406,83 +437,156 @@ class Robot:
             return self.udu(q)[1]
         return _finite(self._articulated_bodies(q)[0].m_hat)
 
-    def inverse_inertia_matrix(self, q) -> np.ndarray:
+    def inverse_inertia_matrix(self, q, method: str = 'denoc') -> np.ndarray:
         """
-        Return I^-1 = U^-T D^-1 U^-1, analytically (000 eqs. 36-41).
+        Return I^-1 (..., n, n).
 
-        With mimic joints, (G^T M G)^-1 from its numeric U D U^T.
+        ``method``: ``"denoc"``, n unit solves of the O(n) sweeps (002 eqs. 14-19) on
+        one articulated-body sweep, all columns at once, O(n^2) (the default);
+        ``"analytical"``, U^-T D^-1 U^-1 written down from the articulated bodies
+        (000 eqs. 36-41), O(n^3).  With mimic joints, (G^T M G)^-1 by Cholesky.
         """
-        q = self._state(q, 'q')
-        if self._G is not None:
-            U, d = self.udu(q)
-            U_inv = np.linalg.inv(U)
-            return _finite(np.swapaxes(U_inv, -1, -2) @ (U_inv / d[..., :, None]))
-        return self._matrix(batch.INVERSE_INERTIA, inverse_inertia_matrix, q, 0)
+        algorithm = self._inverse_algorithms.get(method)
+        if algorithm is None:
+            raise ValueError(f'method must be one of {INVERSE_METHODS}, got {method!r}')
+        return self._call(algorithm, q, q, q)
+
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """
+        Return Y (..., n, 10 n_bodies) with ID(q, qd, qdd) = Y pi (:mod:`.regressor`).
+
+        pi holds each body's [m, m c (3), I_xx, I_xy, I_yy, I_xz, I_yz, I_zz], c and the
+        inertia about the origin of the body's URDF link frame, in that frame: the
+        columns of Pinocchio's ``computeJointTorqueRegressor`` (:meth:`parameters`).
+        With mimic joints, G^T Y: the rows of the coordinates.
+        """
+        q, qd, qdd = self._bodies(*self._states(q=q, qd=qd, qdd=qdd))
+        nb = self._nb
+        Y = np.empty(q.shape + (10 * nb,))
+        if q.ndim == 1:
+            regressor(self._reals, self._ints, self._A, q, qd, qdd, self._data(), Y)
+        else:
+            flat = [np.ascontiguousarray(x.reshape(-1, nb)) for x in (q, qd, qdd)]
+            with batch.PARALLEL_LOCK, numba.parallel_chunksize(1):
+                regressor_batch(self._reals, self._ints, self._A, *flat,
+                                Y.reshape(-1, nb, 10 * nb),
+                                batch.BLOCKS_PER_THREAD * numba.get_num_threads())
+        return _finite(Y if self._G is None else self._G.T @ Y)
+
+    def parameters(self) -> np.ndarray:
+        """Return pi (10 n_bodies,), the inertial parameters of :meth:`regressor`."""
+        c = self.chain
+        h = c.mass[:, None] * c.com
+        I_O = c.inertia + c.mass[:, None, None] * (
+            np.einsum('ki,ki->k', c.com, c.com)[:, None, None] * np.eye(3)
+            - c.com[:, :, None] * c.com[:, None, :])
+        k, l = np.array(INERTIA_PAIRS).T
+        return np.concatenate((c.mass[:, None], h, I_O[:, k, l]), axis=1).ravel()
+
+    def with_payload(self, link: str, mass: float, com, inertia) -> 'Robot':
+        """
+        Return a new Robot with a rigid payload fixed to ``link`` (:mod:`.payload`).
+
+        Any link of the URDF, merged ones included; ``com`` (3,) in the link's frame,
+        ``inertia`` (3, 3) about the payload's mass centre in the link's frame.  Only
+        one body's constants change (no re-parse).  ValueError for an unknown link, a
+        negative or non-finite mass, or an inertia no rigid body has.
+        """
+        return payload.with_payload(self, link, mass, com, inertia)
+
+    def identify_payload(self, link: str, q, qd, qdd, tau) -> 'payload.PayloadEstimate':
+        """
+        Return the payload (mass, com, inertia) on ``link`` from (N, n) samples.
+
+        Least squares on the link's regressor columns, this robot's parameters known;
+        the estimate carries ``condition`` and ``residual_rms``.  ValueError, with the
+        reason, for data that cannot determine it (:func:`.payload.identify_payload`).
+        """
+        return payload.identify_payload(self, link, q, qd, qdd, tau)
 
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about one fixed point (paper 003)."""
-        q, qd = self._states(q=q, qd=qd)
-        q_b, qd_b = self._bodies(q, qd)
-        out = self._matrix(batch.COMPOSITE_BODY, composite_body, q_b, 1, qd_b)
-        return self._projected(out[..., :-1, :]), self._coordinates(out[..., -1, :])
+        out = self._call(call.COMPOSITE_BODY, q, qd, qd)
+        return out[..., :-1, :], out[..., -1, :]
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
-        """Return T = qd^T I qd / 2."""
-        q, qd = self._states(q=q, qd=qd)
-        return _finite(0.5 * np.einsum('...i,...ij,...j->...', qd, self.inertia_matrix(q), qd))
+        """Return T = qd^T I qd / 2 = sum t_i^T M_i t_i / 2, in one sweep."""
+        return self._call(call.ENERGIES, q, qd, qd)[..., 0, 0]
 
     def potential_energy(self, q) -> np.ndarray:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
-        q = self._state(q, 'q')
-        C = np.array([self.kinematics(x).C for x in q.reshape(-1, self._n)])
-        V = -np.einsum('i,sij,j->s', self.chain.mass, C, self.gravity)
-        return _finite(V.reshape(q.shape[:-1]))
+        return self._call(call.ENERGIES, q, q, q)[..., 1, 0]
+
+    # --- the one entry -----------------------------------------------------------
+    def _call(self, algorithm, q, x1, x2, f_ext=None):
+        """
+        Return ``algorithm`` (a code of :mod:`.call`) at (q, x1, x2): every call's entry.
+
+        One state of float64 vectors without wrenches: the compiled checked call on this
+        thread's workspace.  Otherwise, or if that call finds a length or the result
+        wrong, :meth:`_checked_call`.
+        """
+        data = getattr(self._local, 'data', None)
+        if (f_ext is None and data is not None and type(q) is _ARRAY and type(x1) is _ARRAY
+                and type(x2) is _ARRAY and q.dtype is _FLOAT and x1.dtype is _FLOAT
+                and x2.dtype is _FLOAT and q.ndim == 1 and x1.ndim == 1 and x2.ndim == 1):
+            rows = self._rows[algorithm]
+            if rows:
+                out = np.empty((rows, self._n))
+                if call_matrix(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                    return out
+            else:
+                out = np.empty(self._n)
+                if call_vector(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                    return out
+        return self._checked_call(algorithm, q, x1, x2, f_ext)
+
+    def _checked_call(self, algorithm, q, x1, x2, f_ext):
+        """Check the input (ValueError naming it), then run one state or a batch."""
+        names = ARGUMENTS[algorithm]
+        checked = list(self._states(**dict(zip(names, (q, x1, x2)))))
+        q, x1, x2 = (checked + checked[:1] * 2)[:3]
+        rows = self._rows[algorithm]
+        if f_ext is not None and algorithm not in WRENCHES:
+            raise ValueError('this call takes no external wrenches')
+        if q.ndim == 1 and f_ext is None:        # checked: the compiled call cannot fail
+            out = np.empty((rows, self._n) if rows else self._n)
+            (call_matrix if rows else call_vector)(algorithm, self._reals, self._ints, q, x1,
+                                                   x2, self._data(), out)
+            return _finite(out)
+        if q.ndim == 1:
+            out = np.empty((max(rows, 1), self._n))
+            run(algorithm, self._reals, self._ints, q, x1, x2, self._wrenches(f_ext, ()),
+                self._data(), out)
+        else:
+            out = self._batch(algorithm, q, x1, x2, self._wrenches(f_ext, q.shape[:-1]),
+                              max(rows, 1))
+        return _finite(out if rows else out[..., 0, :])
 
     # --- coordinates and bodies (mimic joints) -----------------------------------
     def _bodies(self, q, *rates):
         """Return (G q + b, G x for each rate x): every body's joint position and rates."""
         if self._G is None:
             return (q,) + rates
-        return (q @ self._G.T + self._offset,) + tuple(x @ self._G.T for x in rates)
+        return (self._to_bodies(q, True),) + tuple(self._to_bodies(x, False) for x in rates)
 
     def _coordinates(self, tau):
         """Return G^T tau: body efforts on the coordinates (a mimic joint's on its leader)."""
         return tau if self._G is None else tau @ self._G
 
-    def _projected(self, M):
-        """Return G^T M G."""
-        return M if self._G is None else self._G.T @ M @ self._G
-
-    # --- the kernels, one state or a batch ---------------------------------------
-    def _vector(self, algorithm, kernel, q, x1, x2, f_ext):
-        """Return the vector result of ``kernel`` (tau or qdd) at each state of the bodies."""
-        f_ext = self._wrenches(f_ext, q.shape[:-1])
-        if q.ndim == 1:
-            out = np.empty(self._nb)
-            kernel(self.model.reals, self.model.ints, q, x1, x2, f_ext, self._data(), out)
-            return _finite(out)
-        return _finite(self._batch(algorithm, q, x1, x2, f_ext, 1)[..., 0, :])
-
-    def _matrix(self, algorithm, kernel, q, extra_rows, qd=None):
-        """Return the (n_bodies + extra_rows, n_bodies) result of ``kernel`` at each state."""
-        n = self._nb
-        if q.ndim == 1:
-            out = np.empty((n + extra_rows, n))
-            if extra_rows:
-                args = (q,) if qd is None else (q, qd)
-                kernel(self.model.reals, self.model.ints, *args, self._data(), out[:n], out[n])
-            else:
-                kernel(self.model.reals, self.model.ints, q, self._data(), out)
-            return _finite(out)
-        return _finite(self._batch(algorithm, q, q if qd is None else qd, q,
-                                   np.zeros(q.shape + (6,)), n + extra_rows))
+    def _to_bodies(self, x, offset):
+        """Return G x (+ b with ``offset``): the bodies' joint positions or rates."""
+        out = np.empty(x.shape[:-1] + (self._nb,))
+        bodies(self._reals, self._ints, x.reshape(-1, self._n), out.reshape(-1, self._nb),
+               offset)
+        return out
 
     def _batch(self, algorithm, q, x1, x2, f_ext, rows):
         """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
-        n = self._nb
+        n = self._n
         shape = q.shape[:-1]
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
-        f_ext = f_ext.reshape(-1, n, 6)
+        f_ext = f_ext.reshape(-1, self._nb, 6)
         out = np.empty((flat[0].shape[0], rows, n))
         with batch.PARALLEL_LOCK, numba.parallel_chunksize(1):    # one block at a time
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
@@ -538,6 +642,7 @@ class Robot:
         if failed.any() and self._G is not None:
             self._check_constrained_system()     # a mimic joint's body may have no mass
             self._mimic = None                   # and FD takes G^T M G (no O(n) sweeps)
+            self.fd_algorithms['denoc'] = call.FORWARD_DYNAMICS_CHOLESKY
         elif failed.any():
             # the sweep runs from the tips to the base: the last joint that fails is where
             # it starts (the joints before it inherit its 0 or NaN)
@@ -559,11 +664,14 @@ class Robot:
         k fails when its pivot d_k of G^T M G = U D U^T is at most ARTICULATED_EPS
         sigma_k, sigma_k = (|G|^T |M| |G|)_kk the same sum over absolute values.
         """
-        M = self._matrix(batch.INERTIA_MATRIX, inertia_matrix, self._offset.copy(), 0)
+        M = np.empty((self._nb, self._nb))
+        inertia_matrix(self._reals, self._ints, self._to_bodies(np.zeros(self._n), True),
+                       self.model.data(), M)
         G_abs = np.abs(self._G)
         sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
-        with np.errstate(all='ignore'):
-            d = _udu_numeric(self._projected(M))[1]
+        zero, out = np.zeros(self._n), np.empty((self._n + 1, self._n))
+        call_matrix(call.UDU, self._reals, self._ints, zero, zero, zero, self.model.data(), out)
+        d = out[-1]
         failed = np.flatnonzero(~(d > ARTICULATED_EPS * sigma))
         if failed.size:
             k = failed[-1]                      # the elimination runs from the last row
@@ -576,26 +684,6 @@ class Robot:
                 f'no mass or inertia that this joint can move (pivot {d[k]:.3g} '
                 f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
                 f'<inertial> to link {link!r} or the links beyond it')
-
-
-def _cholesky_solve(M, b):
-    """Return x with M x = b for symmetric positive definite M (..., n, n), by Cholesky."""
-    L = np.linalg.cholesky(M)
-    y = np.linalg.solve(L, b[..., None])
-    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
-
-
-def _udu_numeric(I):
-    """Return (U, d) with I = U diag(d) U^T by elimination from the last row (000 §5.1)."""
-    A = np.array(I, dtype=float)
-    n = A.shape[-1]
-    U = np.zeros_like(A)
-    d = np.zeros(A.shape[:-1])
-    for k in range(n - 1, -1, -1):
-        d[..., k] = A[..., k, k]
-        U[..., :k + 1, k] = A[..., :k + 1, k] / d[..., k, None]
-        A[..., :k, :k] -= U[..., :k, k, None] * A[..., None, k, :k]
-    return U, d
 
 
 def _all_finite(x) -> bool:

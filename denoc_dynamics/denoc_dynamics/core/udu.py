@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline
+from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline, p_dot
 
 
 @njit
@@ -86,13 +86,33 @@ def articulated_bodies(model, data):
         for a in range(6):                                          # psi^_k = M^_k p_k
             psi[k, a] = (M_hat[k, a, c] * e[k, 0] + M_hat[k, a, c + 1] * e[k, 1]
                          + M_hat[k, a, c + 2] * e[k, 2])
-        m_hat[k] = dot(p[k], psi[k])
+        m_hat[k] = p_dot(p[k], psi[k], prismatic[k])
         inverse = 1.0 / m_hat[k]
         if lam[k] >= 0:
-            for a in range(6):                                      # Psi_k M^_k
-                c = psi[k, a] * inverse
-                for b in range(6):
+            for a in range(6):                                      # Psi_k M^_k, symmetric:
+                c = psi[k, a] * inverse                             # 21 products, not 36
+                for b in range(a, 6):
                     M_hat[k, a, b] -= c * psi[k, b]
+                    M_hat[k, b, a] = M_hat[k, a, b]
             inertia_to_parent(r[k], M_hat[k], M_hat[lam[k]])
         for a in range(6):
             psi[k, a] *= inverse
+
+
+@njit
+def eliminate(A, U, d):
+    """
+    U, d with A = U diag(d) U^T by reverse Gaussian elimination on A's numbers (000 §5.1).
+
+    For a matrix given as numbers (the constrained G^T M G of mimic joints); A is
+    overwritten.
+    """
+    n = A.shape[0]
+    U[:] = 0.0
+    for k in range(n - 1, -1, -1):
+        d[k] = A[k, k]
+        for i in range(k + 1):
+            U[i, k] = A[i, k] / d[k]
+        for i in range(k):
+            for j in range(k):
+                A[i, j] -= U[i, k] * A[k, j]

@@ -26,7 +26,9 @@ Systems", 2013):
   coordinate: q_k = multiplier * q_leader + offset.  A mimic of a mimic is resolved
   to the first joint that mimics nothing (multipliers and offsets composed).
 
-Body k has its frame at the child frame of movable joint k.  :func:`build_chain`
+Body k has its frame at the child frame of movable joint k.  Every kept link is a
+frame (``frame_names``): the body it belongs to and its fixed pose in that body's
+frame, or the base's and its pose in the base frame.  :func:`build_chain`
 runs in phases, each O(n) (up to sorting the children of each link by name): the link
 tree, the kept joints, the pose of every link in its body frame, the bodies'
 inertias, the joint frames, the mimic relations.
@@ -109,11 +111,20 @@ class Chain:
     dropped_links: List[str] = field(default_factory=list)
     locked_joints: Dict[str, float] = field(default_factory=dict)
     root_mass_ignored: float = 0.0
+    # every kept link: (its body, -1 the base; its pose (4, 4) in that body's frame)
+    link_poses: Dict[str, Tuple[int, np.ndarray]] = field(default_factory=dict)
     # the tree and the mimic relations; None: a serial chain without mimic joints
     parent: Optional[np.ndarray] = None             # (n,) int64: parent body, -1 the base
     mimic_leader: Optional[np.ndarray] = None       # (n,) int64: leader body, -1 if none
     mimic_multiplier: Optional[np.ndarray] = None   # (n,) float: 1.0 if not a mimic joint
     mimic_offset: Optional[np.ndarray] = None       # (n,) float: 0.0 if not a mimic joint
+    # every kept link's frame: the body it is part of (-1: the base) and its pose in
+    # that body's frame; None: the bodies' own links and the base link only
+    frame_names: Optional[List[str]] = None
+    frame_body: Optional[np.ndarray] = None         # (F,) int64
+    frame_pose: Optional[np.ndarray] = None         # (F, 4, 4)
+    frame_parent: Optional[np.ndarray] = None       # (F,) int64: the URDF parent link's
+    frame_joint: Optional[List[str]] = None         # frame (-1: none) and joint ('')
     description: Optional[Description] = None       # the parsed URDF it was read from
 
     def __post_init__(self):
@@ -127,6 +138,12 @@ class Chain:
             self.mimic_multiplier = np.ones(n)
         if self.mimic_offset is None:
             self.mimic_offset = np.zeros(n)
+        if self.frame_names is None:
+            self.frame_names = [self.base_link] + list(self.link_names)
+            self.frame_body = np.arange(-1, n, dtype=np.int64)
+            self.frame_pose = np.broadcast_to(np.eye(4), (n + 1, 4, 4)).copy()
+            self.frame_parent = np.concatenate(([-1], self.parent + 1)).astype(np.int64)
+            self.frame_joint = [''] + list(self.joint_names)
 
     @property
     def n(self) -> int:
@@ -232,9 +249,22 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
         locked_joints=locked, root_mass_ignored=root_mass,
+        link_poses={name: (k - 1, pose[name]) for name, k in body_of.items()},
         parent=np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64),
         mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2],
-        description=robot)
+        frame_names=list(body_of),
+        frame_body=np.array([body_of[name] - 1 for name in body_of], dtype=np.int64),
+        frame_pose=np.array([pose[name] for name in body_of]),
+        description=robot, **_frame_tree(tree, list(body_of), base_link))
+
+
+def _frame_tree(tree, names: List[str], base_link: str):
+    """Return each frame's URDF parent frame (-1 for the base link) and joint name."""
+    index = {name: f for f, name in enumerate(names)}
+    joints = [tree.parent_joint[name] if name != base_link else None for name in names]
+    return {'frame_parent': np.array([index[j.parent] if j else -1 for j in joints],
+                                     dtype=np.int64),
+            'frame_joint': [j.name if j else '' for j in joints]}
 
 
 class _Tree:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .momentum_observer import MomentumObserver
 from .robot import load_urdf_xml
+from .task_space import REFERENCES
 
 WARM_UP_TREE = """<robot name="warm_up">
   <link name="base"/>
@@ -57,8 +58,14 @@ def compile_kernels() -> float:
                     robot.forward_dynamics(q, qd, x, method=method, f_ext=wrenches)
             robot.inertia_matrix(q)
             robot.udu(q)
-            robot.inverse_inertia_matrix(q)
+            for method in ('denoc', 'analytical'):
+                robot.inverse_inertia_matrix(q, method=method)
             robot.composite_body(q, qd)
+            robot.gravity_torques(q)
+            robot.bias_forces(q, qd)
+            robot.kinetic_energy(q, qd)
+            robot.potential_energy(q)
+            robot.regressor(q, qd, x)
         robot.articulated_inertias(q[0])
         robot.kinematics(q[0])
         robot.reaction_wrenches(q[0], qd[0], x[0], f_ext=f_ext[0])
@@ -66,6 +73,15 @@ def compile_kernels() -> float:
         observer = MomentumObserver(robot, 10.0)
         for dt in (0.0, 1e-3):
             observer.update(q[0], qd[0], x[0], dt)
+        for states in ((), (2,)):                # the frame kernels (task space)
+            q = np.full(states + (robot.n,), 0.1)
+            robot.frame_placement(q, 'b')
+            for reference in REFERENCES:
+                robot.frame_jacobian(q, 'b', reference)
+                robot.frame_velocity(q, q, 'b', reference)
+                robot.frame_acceleration_bias(q, q, 'b', reference)
+            robot.task_space_inertia(q, 'b', rows=(0, 1))
+            robot.dynamically_consistent_inverse(q, 'b', rows=(0, 1))
     for states in ((3,), (2, 3)):            # the planar point-mass chain (001)
         theta = np.full(states, 0.3)
         fixman.forward_dynamics(theta, theta, 0.5, 1.0, theta)

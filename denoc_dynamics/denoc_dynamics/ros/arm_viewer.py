@@ -13,9 +13,16 @@ links without any, a skeleton of spheres and rods between the joints
 Both libraries are imported here only, when the node starts: the core and the other
 nodes do not depend on them (``pip install viser``).
 
-Parameters: ``port`` (0: any free port; a busy port: the next free one), ``host``,
-``update_rate``, ``max_dof`` (a description with more joints is refused in one log
-line), ``mesh_directories`` (see :mod:`.mesh_files`: which mesh files a description
+The page is also the arm's control panel (:mod:`.viewer_panel`: play, pause, step,
+reset, joint sliders, the gripper, the payload; :mod:`.viewer_plots`: live plots;
+:mod:`.viewer_feel`: wrench arrows and a drag handle that pushes the arm), each
+control shown only while what it drives exists, in the viewer's namespace.
+
+Parameters: ``port`` (0: any free port; a busy port: the next free one),
+``viewer_host`` (default 127.0.0.1: this machine only; ``0.0.0.0`` opens the page,
+and so the arm's controls, to the network, which the log says), ``update_rate``,
+``max_dof`` (a description with more joints is refused in one log line),
+``mesh_directories`` (see :mod:`.mesh_files`: which mesh files a description
 may name).  The URL is logged at start.  Joint states may be partial (several
 publishers, as joint_state_publisher allows): joints not in a message keep their last
 position (initially zero, or the limit nearest to zero).
@@ -33,22 +40,32 @@ import math
 import os
 import sys
 import threading
+import time
 from typing import Dict, List
 
+from denoc_dynamics_interfaces.msg import TrajectoryControllerState
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 
+from .diagnostics import Diagnostics
+from .diagnostics import STALE
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .mesh_files import MeshFiles
 from .node_main import run_node
 from .parameters import ARM_VIEWER
+from .parameters import PANEL
 from .robot_model import DescriptionSource
+from .viewer_feel import Feel
+from .viewer_links import Names
 from .viewer_model import read_description
 from .viewer_model import ViewerModel
+from .viewer_panel import ControlPanel
+from .viewer_plots import Plots
 from .viewer_scene import RobotView
 from .viewer_scene import SKELETON_COLOR  # noqa: F401 (the colour the tests look for)
 
@@ -142,8 +159,9 @@ class ArmViewer(Node):
         super().__init__('arm_viewer', **kwargs)
         self._viser, self._yourdfpy, self._trimesh = _import_viser()
         self.params = params = ARM_VIEWER.declare(self)
-        port, host, update_rate = params.port, params.host, params.update_rate
+        port, host, update_rate = params.port, params.viewer_host, params.update_rate
         self.max_dof, self.mesh_directories = params.max_dof, params.mesh_directories
+        self.panel_settings = {name: params[name] for name in PANEL.entries}
         self.rejections = Rejections(self.get_logger(), 'joint state')
         self.accepted = 0
         self.positions: Dict[str, float] = {}
@@ -170,6 +188,7 @@ class ArmViewer(Node):
             self.server.scene.set_up_direction('+z')  # ROS: z up
             self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
                                        section_size=0.5)
+            self._add_panel()
             self.builder = SceneBuilder(self._build)
             self.description = DescriptionSource(self, self._on_description)
             self.mesh_files = MeshFiles(self.get_parameter('urdf_path').value,
@@ -183,6 +202,74 @@ class ArmViewer(Node):
             self.server.stop()
             raise
         self.get_logger().info(f'3D view of the robot: open {self.url} in a browser')
+        if host in ('127.0.0.1', 'localhost', '::1'):
+            self.get_logger().info('the page (and its controls) is served on this machine '
+                                   'only; viewer_host:=0.0.0.0 opens it to the network')
+        else:
+            self.get_logger().warning(
+                f'the page is served on {host}: anyone who reaches port {self.port} '
+                f'drives the robot in {self.names.namespace}')
+        self.diagnostics = Diagnostics(self)
+        self.diagnostics.add('view', self._diagnose_view)
+
+    def _diagnose_view(self, report):
+        """/diagnostics ``arm_viewer: view``: the page, the robot shown, the joint states."""
+        report.add('url', self.url)
+        report.add('joint states accepted', self.accepted)
+        report.counter('joint states rejected', self.rejections)
+        if self.model is None:
+            report.summary(STALE, 'no robot shown yet')
+
+    def _add_panel(self):
+        """Add the control panel, the plots and the forces; their timer (10 Hz)."""
+        settings = self.panel_settings
+        try:
+            self.names = Names(self.get_namespace(), settings['sim_node'],
+                               settings['trajectory_controller'], settings['dynamics_node'],
+                               settings['gripper_action'], settings['joint_commands_topic'])
+        except ValueError as exc:
+            raise RuntimeError(str(exc)) from exc
+        settings['tip'] = settings['drag_link']
+        self.panel = ControlPanel(self, self.names, settings)
+        self.plots = Plots(self.server, settings['plot_window'], settings['plot_directory'],
+                           self.get_logger())
+        self.feel = Feel(self, self.names, settings)
+        # raw: the controller's status comes with every command (100 Hz and more), and
+        # its deserialization costs 0.3 ms; only the samples the plot keeps are read
+        self.create_subscription(TrajectoryControllerState, self.names.controller_status,
+                                 self._on_controller_status, 10, raw=True)
+        self.create_subscription(JointState, self.names.external_torques,
+                                 self._on_external_torques, 10)
+        self._last_plot = -math.inf
+        self.create_timer(0.1, self._panel_tick)
+
+    def _panel_tick(self):
+        """Do the panel's periodic work (it never waits on a browser)."""
+        graph_read = self.panel._last_graph
+        self.panel.tick()
+        if self.panel._last_graph != graph_read:
+            self.feel.refresh(self.panel.graph)
+        if self.server.get_clients():
+            self.feel.tick()
+            now = time.monotonic()
+            if now - self._last_plot >= 1.0:   # the charts once a second
+                self._last_plot = now
+                self.plots.update()
+        elif self.feel.dragging is not None:
+            self.feel.release()
+
+    def _on_controller_status(self, data):
+        if self.panel.controller_joints is not None and \
+                not self.plots.traces['error'].due(time.monotonic()):
+            return
+        msg = deserialize_message(data, TrajectoryControllerState)
+        self.panel.on_controller_status(msg)
+        if msg.trajectory_active and len(msg.error.positions) == len(msg.joint_names):
+            self.plots.add('error', msg.joint_names, msg.error.positions)
+
+    def _on_external_torques(self, msg):
+        if len(msg.effort) == len(msg.name) and all(map(math.isfinite, msg.effort)):
+            self.plots.add('external', msg.name, msg.effort)
 
     # --- model -----------------------------------------------------------------------
     def _on_description(self, urdf: str, source: str, from_file: bool):
@@ -261,6 +348,8 @@ class ArmViewer(Node):
         self.server.initial_camera.look_at = tuple(centre)
         self.server.initial_camera.position = tuple(centre + size * np.array([1.2, 1.0, 0.6]))
         shown = ' '.join(model.name.replace('`', "'").split()) or 'unnamed'  # no markdown
+        self.panel.set_model(model, self.positions)
+        self.feel.set_model(model)
         self.info.content = (f'`{shown}`: {len(model.tree)} links, '
                              f'{len(self.joint_names)} moving joints  \n'
                              f'joint states: `{self.subscription.topic_name}`')
@@ -287,8 +376,26 @@ class ArmViewer(Node):
             return
         self.accepted += 1
         self._dirty = True
+        self._plot_joint_state(msg)
         if self.accepted == 1:
             self.get_logger().info(f'receiving {self.subscription.topic_name}')
+
+    def _plot_joint_state(self, msg):
+        """Add the state's positions and efforts of the drawn joints to the plots."""
+        plots = self.plots
+        now = time.monotonic()
+        if not plots.traces['position'].due(now):
+            return                       # a plot needs 20 samples a second, not 100
+        names = self.joint_names
+        if not names:
+            return
+        where = {name: k for k, name in enumerate(msg.name)}
+        if not all(name in where for name in names):
+            return                       # a partial state: plotted when complete
+        index = [where[name] for name in names]
+        plots.add('position', names, [msg.position[k] for k in index], now)
+        if len(msg.effort) == len(msg.name):
+            plots.add('effort', names, [msg.effort[k] for k in index], now)
 
     def read(self, msg) -> Dict[str, float]:
         """Return {joint name: position} of the robot's joints in ``msg``, or raise Rejected."""
@@ -325,7 +432,9 @@ class ArmViewer(Node):
             if self._view is None:
                 return None
             with self.server.atomic():    # one batch of messages: half the CPU of a draw
-                return self._view.draw(self.configuration())
+                poses = self._view.draw(self.configuration())
+        self.feel.follow_link(poses)
+        return poses
 
     def link_pose(self, link: str) -> np.ndarray:
         """Return the 4x4 pose of ``link`` in the root frame, as last drawn."""
@@ -344,15 +453,16 @@ class ArmViewer(Node):
         return super().destroy_node()
 
 
-def start_viewer(parameter_overrides, port):
+def start_viewer(parameter_overrides, port, host='127.0.0.1'):
     """
-    Return ``[ArmViewer]`` on ``port`` for a composed process (denoc_sim_arm).
+    Return ``[ArmViewer]`` on ``host``:``port`` for a composed process (denoc_sim_arm).
 
     Return ``[]`` with a warning on stderr where the viewer cannot start (viser not
     installed, a URDF yourdfpy cannot read): the rest runs without the 3D view.
     """
-    overrides = list(parameter_overrides) + [Parameter('port', Parameter.Type.INTEGER,
-                                                       int(port))]
+    overrides = list(parameter_overrides) + [
+        Parameter('port', Parameter.Type.INTEGER, int(port)),
+        Parameter('viewer_host', Parameter.Type.STRING, str(host))]
     try:
         return [ArmViewer(parameter_overrides=overrides)]
     except RuntimeError as exc:

@@ -26,12 +26,22 @@ Publishes
   ``~/gravity_torques`` and ``~/bias_forces`` (sensor_msgs/JointState, chain joint
   names, the values in the ``effort`` field; position/velocity left empty): if the
   ``publish_gravity_torques`` / ``publish_bias_forces`` parameters are true.
+  ``~/task_space`` (denoc_dynamics_interfaces/TaskSpace): pose, Jacobian, J qd, J-dot
+  qd and task-space inertia of the link ``task_space_frame`` (empty: off) for every
+  accepted state; the inertia is left empty where J M^-1 J^T is singular.
+
+  ``~/external_torques``, ``~/external_wrench``, ``~/contact``: the momentum observer's
+  estimate of what the world does to the robot, if ``estimate_external_torques`` is
+  true (:mod:`.external_torques`).
 
 Services
   ``~/get_inertia_matrix`` (GetInertiaMatrix), ``~/forward_dynamics``
-  (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics).  A request that
+  (ForwardDynamics), ``~/inverse_dynamics`` (InverseDynamics), ``~/get_task_space``
+  (GetTaskSpace: a frame's task space at a state, or at the latest).  A request that
   cannot be served (the same checks as the topic's, or a result that is not finite)
   gets ``success = false`` and ``reason: detail`` in ``message``.
+  ``~/set_payload`` (SetPayload), with ``~/payload`` latched: the model's payload,
+  switched at once (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
 
 The rejection counters are attributes (:attr:`DynamicsNode.state_rejections`,
 :attr:`DynamicsNode.command_rejections`, :attr:`DynamicsNode.request_rejections`)
@@ -40,12 +50,15 @@ and are logged every ``diagnostics_period`` seconds when they changed.
 
 from functools import partial
 import sys
+import time
 from typing import NamedTuple
 
 from denoc_dynamics_interfaces.msg import InertiaMatrix
 from denoc_dynamics_interfaces.msg import JointAccelerations
+from denoc_dynamics_interfaces.msg import TaskSpace
 from denoc_dynamics_interfaces.srv import ForwardDynamics
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
+from denoc_dynamics_interfaces.srv import GetTaskSpace
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 from rclpy.node import Node
@@ -53,6 +66,10 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from .diagnostics import Diagnostics
+from .diagnostics import OK
+from .diagnostics import STALE
+from .external_torques import ExternalTorques
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
@@ -60,10 +77,13 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
 from .parameters import DYNAMICS_NODE
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .state_gate import StateGate
+from .task_space_io import task_space_message
 from .. import NonFiniteResult
 from .. import Robot
+from ..names import name_list
 
 
 def _flat(matrix) -> list:
@@ -112,7 +132,12 @@ class DynamicsNode(Node):
                             if p.publish_gravity_torques else None)
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
                          if p.publish_bias_forces else None)
+        self.task_space_pub = (self.create_publisher(TaskSpace, '~/task_space', 10)
+                               if p.task_space_frame else None)
 
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
+        self.external = ExternalTorques(self)   # the momentum observer, if enabled
         self.model = RobotModelSource(self, self._set_model)
 
         # the EventsExecutor this node runs on gives no message info (publisher GID):
@@ -128,10 +153,16 @@ class DynamicsNode(Node):
         for srv_type, name, compute in (
                 (GetInertiaMatrix, '~/get_inertia_matrix', self._get_inertia_matrix),
                 (ForwardDynamics, '~/forward_dynamics', self._forward_dynamics),
-                (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics)):
+                (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics),
+                (GetTaskSpace, '~/get_task_space', self._get_task_space)):
             self.create_service(srv_type, name, partial(self._serve, compute))
         if p.diagnostics_period > 0.0:
             self.create_timer(p.diagnostics_period, self._log_counters)
+        self._rate_sample = (time.monotonic(), 0)  # (wall time, accepted) of the last report
+        self.diagnostics = Diagnostics(
+            self, lambda: self.robot.chain.name if self.robot is not None else '')
+        self.diagnostics.add('dynamics', self._diagnose_dynamics)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
@@ -141,12 +172,26 @@ class DynamicsNode(Node):
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
                 'effort commands are dropped')
-        self.robot = robot
+        self._unloaded = robot
+        self.robot = self.payload.start_up(robot).attach(robot)
+        self.external.set_model(self.robot)
         self.states = JointStateReader(robot.joint_names, self.params.max_velocity)
         self.commands = commands
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+        self.task_space_on = self.task_space_pub is not None
+        frame = self.params.task_space_frame
+        if self.task_space_on and frame not in robot.frames:
+            self.task_space_on = False
+            self.get_logger().error(
+                f'task_space_frame {frame!r} is not a link of the robot '
+                f'(links: {", ".join(robot.frames)}): ~/task_space is not published')
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: the model with the new payload, at once (the observer's too)."""
+        self.robot = payload.attach(self._unloaded)
+        self.external.set_model(self.robot)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -186,6 +231,9 @@ class DynamicsNode(Node):
             inertia = robot.inertia_matrix(q) if inertia_due else None
             gravity = robot.gravity_torques(q) if self.gravity_pub is not None else None
             bias = robot.bias_forces(q, qd) if self.bias_pub is not None else None
+            task_space = (task_space_message(TaskSpace(), robot, q, qd,
+                                             self.params.task_space_frame, '', singular_ok=True)
+                          if self.task_space_on else None)
         except (ValueError, np.linalg.LinAlgError) as exc:
             rejected = _rejected(exc)
             if isinstance(exc, NonFiniteResult):
@@ -208,6 +256,13 @@ class DynamicsNode(Node):
             self.gravity_pub.publish(self._efforts(stamp, gravity))
         if bias is not None:
             self.bias_pub.publish(self._efforts(stamp, bias))
+        try:
+            self.external.update(msg, q, qd)
+        except (Rejected, ValueError) as exc:
+            self.state_rejections.add(_rejected(exc))
+        if task_space is not None:
+            task_space.header.stamp = stamp
+            self.task_space_pub.publish(task_space)
 
     def _efforts(self, stamp, values):
         msg = JointState(name=self.robot.joint_names, effort=values.tolist())
@@ -223,6 +278,26 @@ class DynamicsNode(Node):
                 f'joint states accepted: {self.accepted}, rejected: {self.state_rejections}; '
                 f'effort commands rejected: {self.command_rejections}; '
                 f'service requests failed: {self.request_rejections}')
+
+    def _diagnose_dynamics(self, report):
+        """/diagnostics ``dynamics_node: dynamics``: model, solver, joint state rate."""
+        now, accepted = time.monotonic(), self.accepted
+        (then, before), self._rate_sample = self._rate_sample, (now, accepted)
+        if self.robot is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        rate = (accepted - before) / (now - then) if now > then else 0.0
+        report.add('joints', self.robot.n)
+        report.add('fd_method', self.params.fd_method)
+        report.add('joint states accepted', accepted)
+        report.add('joint state rate [Hz]', rate)
+        report.summary(OK, f'{rate:.1f} joint states/s')
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``dynamics_node: inputs``: the rejection counters (WARN when one rose)."""
+        report.counter('joint states rejected', self.state_rejections)
+        report.counter('effort commands rejected', self.command_rejections)
+        report.counter('service requests failed', self.request_rejections)
 
     # --- services --------------------------------------------------------------------
     def _serve(self, compute, request, response):
@@ -252,20 +327,19 @@ class DynamicsNode(Node):
         q, qd, tau = self.states.read_request(state, need_velocity, need_effort)
         return RequestState(robot, self.states, q, qd, tau, self.states.rows(state.name))
 
-    def _get_inertia_matrix(self, request, response):
-        state = request.state
+    def _state_or_latest(self, state, need_velocity):
+        """Return (robot, stamp, q, qd, source) of a request's state, or the latest."""
         if len(state.name) == 0 and len(state.position) == 0:
             if self.latest_state is None:
                 raise Rejected('no state', 'empty request state and no joint state '
                                            'received yet')
-            robot = self.robot
-            stamp, q, _ = self.latest_state
-            source = 'the latest joint state'
-        else:
-            s = self._request_state(state, False, False)
-            robot, q = s.robot, s.q
-            stamp = state.header.stamp
-            source = 'the requested state'
+            stamp, q, qd = self.latest_state
+            return self.robot, stamp, q, qd, 'the latest joint state'
+        s = self._request_state(state, need_velocity, False)
+        return s.robot, state.header.stamp, s.q, s.qd, 'the requested state'
+
+    def _get_inertia_matrix(self, request, response):
+        robot, stamp, q, _, source = self._state_or_latest(request.state, False)
         response.inertia.header.stamp = stamp
         response.inertia.joint_names = robot.joint_names
         response.inertia.data = _flat(robot.inertia_matrix(q))
@@ -305,10 +379,25 @@ class DynamicsNode(Node):
         response.effort = np.where(s.rows >= 0, tau[s.rows], 0.0).tolist()
         return self._unknown_note(s.reader, names, 'given zero effort')
 
+    def _get_task_space(self, request, response):
+        if not request.frame:
+            raise Rejected('no frame', 'the request names no frame (a link of the URDF)')
+        robot, stamp, q, qd, source = self._state_or_latest(request.state, True)
+        try:
+            task_space_message(response.task_space, robot, q, qd, request.frame,
+                               request.reference, list(request.rows), request.damping)
+        except ValueError as exc:
+            if isinstance(exc, NonFiniteResult):
+                raise
+            raise Rejected('bad request', str(exc)) from None
+        response.task_space.header.stamp = stamp
+        return f'task space of {request.frame!r} at {source}'
+
     @staticmethod
     def _unknown_note(reader, names, what):
         unknown = reader.unknown(names)
-        return f'ok; joints not in the chain {what}: {unknown}' if unknown else 'ok'
+        return (f'ok; joints not in the chain {what}: {name_list(unknown)}' if unknown
+                else 'ok')
 
 
 def main(args=None):

@@ -23,6 +23,8 @@ from typing import Dict, Sequence
 import numpy as np
 
 from .joint_io import Rejected
+from ..names import name_list
+from ..names import repeated
 from ..servo import EFFORT
 from ..servo import POSITION
 from ..servo import VELOCITY
@@ -59,11 +61,11 @@ class JointCommandReader:
             raise Rejected('empty', 'the joint command names no joint')
         unknown = [name for name in names if name not in self._index]
         if unknown:
-            raise Rejected('unknown joint', f'unknown joint(s) {unknown} (this arm has '
-                                            f'{self.joint_names})')
+            raise Rejected('unknown joint', f'unknown joint(s) {name_list(unknown)} (this '
+                                            f'arm has {name_list(self.joint_names)})')
         if len(set(names)) < count:
-            twice = sorted({name for name in names if names.count(name) > 1})
-            raise Rejected('duplicate joint', f'joint(s) {twice} named more than once')
+            raise Rejected('duplicate joint', f'joint(s) {name_list(repeated(names))} named '
+                                              'more than once')
         given = np.zeros((len(INTERFACES), count), dtype=bool)
         values = np.zeros((len(INTERFACES), count))
         for k, field in enumerate(INTERFACES):

@@ -15,11 +15,23 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+from rclpy.qos import qos_profile_services_default
+from rclpy.qos import QoSProfile
 
+from ..names import name_list
+from ..names import repeated
 from ..simulation import HeldCommand
 
 #: At most one warning per reason and topic every this many seconds.
 WARN_THROTTLE_SEC = 5.0
+
+#: Requests queued per service, action service and command topic before the
+#: middleware drops one: sized for bursts (40 clients calling at once, a 100 Hz goal
+#: storm while a callback runs), ten times rclpy's default of 10.
+REQUEST_DEPTH = 100
+REQUEST_QOS = QoSProfile(history=qos_profile_services_default.history, depth=REQUEST_DEPTH,
+                         reliability=qos_profile_services_default.reliability,
+                         durability=qos_profile_services_default.durability)
 
 
 class Rejected(ValueError):
@@ -107,13 +119,13 @@ class JointStateReader:
             where = {name: i for i, name in enumerate(key)}
             missing = [name for name in self.joint_names if name not in where]
             if missing:
-                raise Rejected('missing joint', f'no entry for chain joint(s) {missing}')
+                raise Rejected('missing joint', 'no entry for chain joint(s) '
+                                                f'{name_list(missing)}')
             if len(where) < len(key):
-                twice = sorted({name for name in key
-                                if name in self._chain_index and key.count(name) > 1})
+                twice = [name for name in repeated(key) if name in self._chain_index]
                 if twice:
-                    raise Rejected('duplicate joint',
-                                   f'chain joint(s) {twice} named more than once')
+                    raise Rejected('duplicate joint', f'chain joint(s) {name_list(twice)} '
+                                                      'named more than once')
             selection = np.array([where[name] for name in self.joint_names], dtype=int)
             if len(self._cache) >= self._CACHE_SIZE:
                 self._cache.clear()
@@ -213,6 +225,9 @@ class EffortCommandReader:
         self._target = np.array([index[name] for name in self.joints if name in index],
                                 dtype=int)
         self.ignored = [name for name in self.joints if name not in index]
+        #: The chain joints the commands cover, if not all (None: all of them).
+        self.covered = (None if len(set(self._target.tolist())) == self.n
+                        else np.unique(self._target))
         self.held = HeldCommand(self.n, timeout)
 
     def read(self, msg) -> np.ndarray:

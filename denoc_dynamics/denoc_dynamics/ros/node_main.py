@@ -39,6 +39,12 @@ from rclpy.signals import SignalHandlerOptions
 #: Longest time [s] between two looks at the shutdown flag while no callback is ready.
 SHUTDOWN_POLL = 0.05
 
+#: Longest time [s] the executor runs at shutdown to send the results of the goals
+#: the nodes end (aborted, "shutting down"), and how long it runs on after the last
+#: execute callback returned (the result responses go out then).
+RESULT_GRACE = 1.0
+RESULT_SEND_TIME = 0.1
+
 #: Least age [s] of a node before it is destroyed.  Destroying a node within
 #: milliseconds of its creation (a signal during start-up) crashed (SIGSEGV) or hung
 #: inside rclpy's ``Node.destroy_node`` (``destroy_when_not_in_use``, in rmw) about
@@ -145,9 +151,31 @@ class RosSession:
             executor.spin_once(timeout_sec=SHUTDOWN_POLL)
         return False
 
+    def end_goals(self, why: str = 'shutting down'):
+        """
+        Give every goal the nodes accepted its final result (aborted, ``why``).
+
+        Each node with an ``end_goals(why)`` method ends its goals; the executor then
+        runs until their execute callbacks have returned (the nodes' ``executing``
+        counts) and the results are sent, for at most :data:`RESULT_GRACE`.
+        """
+        ended = sum(node.end_goals(why) for node in self.nodes if hasattr(node, 'end_goals'))
+        if not ended:
+            return
+        deadline = time.monotonic() + RESULT_GRACE
+        settled = None
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+            if any(getattr(node, 'executing', 0) for node in self.nodes):
+                continue
+            settled = settled or time.monotonic()
+            if time.monotonic() - settled > RESULT_SEND_TIME:
+                break
+
     def close(self):
-        """Destroy the nodes (last added first), shut rclpy down, ignore the signals."""
+        """End the goals, destroy the nodes (last added first), shut rclpy down."""
         try:
+            self.end_goals()
             young = self._last_added + DISCOVERY_GRACE - time.monotonic()
             if young > 0.0:
                 time.sleep(young)

@@ -35,6 +35,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 from .joint_commands import INTERFACES
+from ..gain_ramp import RAMP_TIME
 from ..settings import field_settings, Setting
 from ..simulation import PhysicsParameters, START_MODE
 from ..trajectory import START_TOLERANCE
@@ -260,8 +261,63 @@ INITIAL_POSITIONS = param(
 PASSIVE_PHYSICS = ('physics_rate', 'integrator', 'friction_velocity', 'limit_stop_frequency',
                    'limit_stop_damping_ratio')
 
+#: /diagnostics of every node (diagnostics.Diagnostics).
+DIAGNOSTICS = ParameterTable(
+    param('diagnostic_updater.period', DOUBLE, 1.0,
+          'publish /diagnostics every this many seconds (wall time); 0: never', ge=0.0))
+
+#: The start-up payload of the sim, the dynamics node and the controller
+#: (payload_service.PayloadService).
+PAYLOAD = ParameterTable(
+    param('payload.link', STRING, '',
+          'link the start-up payload is fixed to; empty: no payload'),
+    param('payload.mass', DOUBLE, 0.0, 'mass [kg] of the start-up payload', ge=0.0),
+    param('payload.center_of_mass', DOUBLES, [0.0, 0.0, 0.0],
+          'its center of mass [m] in the link frame'),
+    param('payload.inertia', DOUBLES, [0.0] * 6,
+          'its inertia [kg m^2] about the center of mass, link frame: '
+          'ixx ixy ixz iyy iyz izz'))
+
+#: The sim node's F/T sensors and virtual wall (sim_contact.SimContact).
+SIM_CONTACT = ParameterTable(
+    param('ft_sensors', STRINGS, [],
+          'fixed joints with a simulated force/torque sensor; each publishes '
+          '~/ft/<joint> (WrenchStamped in its child link frame)'),
+    param('ft_bias', DOUBLES, [],
+          'bias added to every F/T reading: 6 numbers, torque then force; empty: none'),
+    param('ft_noise', DOUBLES, [],
+          'standard deviation of the Gaussian noise of the F/T readings: 6 numbers, '
+          'torque then force; empty: none'),
+    param('wall_planes', DOUBLES, [],
+          'virtual wall planes, 8 numbers each: a point (3) and the outward normal (3) '
+          'in the base frame [m], stiffness [N/m], damping [N s/m]'),
+    param('wall_links', STRINGS, [],
+          "links whose origins the wall pushes; empty: the chain's last link"))
+
+#: The dynamics node's momentum observer (external_torques.ExternalTorques).
+OBSERVER = ParameterTable(
+    param('estimate_external_torques', BOOL, False,
+          'estimate the external joint torques from joint_states (effort: the measured '
+          'link-side torques) by the momentum observer; publishes ~/external_torques, '
+          '~/external_wrench and ~/contact'),
+    param('external_torque_gain', DOUBLE, 100.0,
+          'observer gain K [1/s]: the estimate follows the external torques with a '
+          'time constant of 1/K', ge=1e-6),
+    param('external_wrench_frame', STRING, '',
+          "the link whose origin ~/external_wrench refers to; empty: the chain's last "
+          'link'),
+    param('external_wrench_singular_value', DOUBLE, 0.05,
+          "below this smallest singular value of the frame's Jacobian, the wrench's "
+          'least squares are damped', ge=0.0),
+    param('contact_threshold', DOUBLES, [2.0],
+          '|external torque| [N m or N] above which ~/contact is true: one value for '
+          'every joint, or one per joint'))
+
+#: What a runtime gain's description adds (runtime_gains.RuntimeGains).
+RUNTIME = f'; settable at runtime: ramped in over {RAMP_TIME:g} s, refused if negative'
+
 SIM_NODE = ParameterTable(
-    ROBOT_MODEL, EFFORT_COMMANDS,
+    ROBOT_MODEL, EFFORT_COMMANDS, DIAGNOSTICS, PAYLOAD, SIM_CONTACT,
     *(Param(name, STRING if isinstance(s.default, str) else DOUBLE, s)
       for name, s in _PHYSICS.items() if name not in ('command_timeout', 'divergence_velocity')),
     param('publish_rate', DOUBLE, 100.0,
@@ -276,21 +332,29 @@ SIM_NODE = ParameterTable(
     param('joint_states_topic', STRING, 'robot_joint_states',
           'joint states also published here, best effort (JointStateTopicSystem); empty: '
           'not published'),
+    param('publish_tf', BOOL, True,
+          "publish /tf and /tf_static of the arm's links as robot_state_publisher does "
+          '(false where robot_state_publisher runs)'),
+    param('frame_prefix', STRING, '',
+          "prefix of the TF frame names (robot_state_publisher's frame_prefix), e.g. "
+          "'arm1/' for a namespaced arm"),
     param('status_period', DOUBLE, 5.0,
           'log the real-time factor every this many seconds; 0: never', ge=0.0),
     param(f'servo.{JOINTS}.kp', DOUBLE, 0.0,
           'kp [N m/rad] of the position and velocity servos of {joint} (default: from '
-          'servo_frequency and servo_damping_ratio)', ge=0.0, finite=True),
+          'servo_frequency and servo_damping_ratio)' + RUNTIME + ' or unstable at the '
+          'physics rate', read_only=False, ge=0.0, finite=True),
     param(f'servo.{JOINTS}.kd', DOUBLE, 0.0,
           'kd [N m s/rad] of the position and velocity servos of {joint} (default: from '
-          'servo_frequency and servo_damping_ratio)', ge=0.0, finite=True),
+          'servo_frequency and servo_damping_ratio)' + RUNTIME + ' or unstable at the '
+          'physics rate', read_only=False, ge=0.0, finite=True),
     param(f'command_interfaces.{JOINTS}', STRINGS, [],
           "command interfaces of {joint} in JointStateTopicSystem's compact layout (its "
           '<ros2_control> block): position, velocity, effort; empty: arrays with one entry '
           'per name only', choices=INTERFACES, unique=True))
 
 TRAJECTORY_CONTROLLER = ParameterTable(
-    ROBOT_MODEL,
+    ROBOT_MODEL, DIAGNOSTICS, PAYLOAD,
     param('joints', STRINGS, [],
           "joint order of the effort_commands array (must match the arm's); empty: the "
           'chain order', unique=True),
@@ -339,8 +403,13 @@ TRAJECTORY_CONTROLLER = ParameterTable(
     param('constraints.start_tolerance', DOUBLE, START_TOLERANCE,
           'largest jump [rad, m] of the reference at the start of a trajectory (a first '
           'point at time 0, or a late start); a larger one is rejected', ge=0.0),
-    param(f'gains.{JOINTS}.kp', DOUBLE, 225.0, 'kp [1/s^2] of joint {joint}', ge=0.0),
-    param(f'gains.{JOINTS}.kd', DOUBLE, 30.0, 'kd [1/s] of joint {joint}', ge=0.0),
+    param('check_effort_limits', BOOL, True,
+          'reject trajectories and goals whose inverse dynamics (with the current '
+          'payload), sampled along the interpolation, exceed the URDF <limit effort>'),
+    param(f'gains.{JOINTS}.kp', DOUBLE, 225.0, 'kp [1/s^2] of joint {joint}' + RUNTIME,
+          read_only=False, ge=0.0, finite=True),
+    param(f'gains.{JOINTS}.kd', DOUBLE, 30.0, 'kd [1/s] of joint {joint}' + RUNTIME,
+          read_only=False, ge=0.0, finite=True),
     param(f'gains.{JOINTS}.friction_velocity', DOUBLE, 0.05,
           'friction_velocity [rad/s] of joint {joint}', ge=1e-9),
     param(f'constraints.{JOINTS}.trajectory', DOUBLE, 0.0,
@@ -350,7 +419,7 @@ TRAJECTORY_CONTROLLER = ParameterTable(
           'goal [rad, largest error at the goal; 0: no limit] of joint {joint}', ge=0.0))
 
 DYNAMICS_NODE = ParameterTable(
-    ROBOT_MODEL, EFFORT_COMMANDS,
+    ROBOT_MODEL, EFFORT_COMMANDS, DIAGNOSTICS, PAYLOAD, OBSERVER,
     param('inertia_every_n', INTEGER, 10,
           'publish ~/inertia_matrix every this many accepted joint states; 0: never', ge=0),
     param('publish_gravity_torques', BOOL, False,
@@ -363,17 +432,70 @@ DYNAMICS_NODE = ParameterTable(
           'joint states (topic and services) with a joint speed above this [rad/s, m/s] '
           'are rejected; the default is the speed at which sim_node declares divergence',
           ge=0.0),
+    param('task_space_frame', STRING, '',
+          'publish ~/task_space (pose, Jacobian, J qd, J-dot qd, task-space inertia; '
+          "local_world_aligned) of this link for every accepted joint state; '': off"),
     param('diagnostics_period', DOUBLE, 10.0,
           'log the message counters every this many seconds when they changed; 0: never',
           ge=0.0))
 
+GRIPPER_CONTROLLER = ParameterTable(
+    ROBOT_MODEL, DIAGNOSTICS,
+    param('joint', STRING, '',
+          'the finger coordinate (a prismatic joint); empty: the first joint whose name '
+          'has finger in it'),
+    param('max_effort', DOUBLE, 0.0,
+          'force limit [N] of goals whose max_effort is 0; 0: the URDF effort limit',
+          ge=0.0),
+    param('kp', DOUBLE, 300.0, 'position gain [N/m] of the finger drive', ge=0.0),
+    param('ki', DOUBLE, 1500.0,
+          'integral gain [N/(m s)] of the finger drive: a blocked finger presses with '
+          'its force limit', ge=0.0),
+    param('kd', DOUBLE, 0.0,
+          'velocity gain [N s/m] of the finger drive (the finger damping adds to it)',
+          ge=0.0),
+    param('goal_tolerance', DOUBLE, 0.0005,
+          'a goal is reached once the finger rests within this [m] of it', ge=0.0),
+    param('stopped_velocity', DOUBLE, 0.001, 'the finger rests when slower than this [m/s]',
+          ge=0.0),
+    param('stall_time', DOUBLE, 0.2,
+          'resting short of the goal at the force limit this long [s] is a stall', ge=0.0),
+    param('allow_stalling', BOOL, True,
+          'a stalled goal (a grasp) succeeds with stalled = true; false: it aborts'),
+    param('joint_commands_topic', STRING, 'robot_joint_commands',
+          "the arm's JointState commands (sim_node's)"))
+
+#: The arm_viewer's control panel: the nodes it drives and how it draws.
+PANEL = ParameterTable(
+    param('sim_node', STRING, 'sim_node', "the simulator node, relative to the viewer's "
+          'namespace (Play, Pause, Step, Reset, ~/link_wrench, ~/ft/*)'),
+    param('trajectory_controller', STRING, 'trajectory_controller',
+          'the trajectory controller the joint sliders send moves to (relative)'),
+    param('dynamics_node', STRING, 'dynamics_node',
+          'the node whose ~/external_torques and ~/external_wrench are shown'),
+    param('gripper_action', STRING, 'gripper_controller/gripper_cmd',
+          'the GripperCommand action of the gripper buttons (relative)'),
+    param('joint_commands_topic', STRING, 'robot_joint_commands',
+          'JointState position commands of the sliders when no controller listens'),
+    param('move_time', DOUBLE, 2.0, 'initial duration of a slider move [s]', ge=0.1),
+    param('drag_link', STRING, '', "the link the drag handle pushes; '': the tip"),
+    param('drag_stiffness', DOUBLE, 200.0, 'spring constant of the drag handle [N/m]',
+          ge=0.0),
+    param('drag_max_force', DOUBLE, 100.0, 'largest drag force [N]', ge=0.0),
+    param('arrow_scale', DOUBLE, 0.01, 'length of the wrench arrows [m per N, N m]', ge=0.0),
+    param('gripper_effort', DOUBLE, 0.0, 'max_effort of the gripper goals [N]; 0: no limit',
+          ge=0.0),
+    param('plot_window', DOUBLE, 10.0, 'time span of the live plots [s]', ge=1.0, le=600.0),
+    param('plot_directory', STRING, '.', 'where Save PNG writes the plots'))
+
 ARM_VIEWER = ParameterTable(
-    DESCRIPTION,
+    DESCRIPTION, DIAGNOSTICS, PANEL,
     param('port', INTEGER, 8080,
           'TCP port of the web page; 0: any free port; if busy, the next free one',
           ge=0, le=65535),
-    param('host', STRING, '127.0.0.1',
-          "address the web server listens on; '0.0.0.0' to be reachable from other machines"),
+    param('viewer_host', STRING, '127.0.0.1',
+          "address the web server listens on; '0.0.0.0' to be reachable from other "
+          'machines (who opens the page drives the arm)'),
     param('update_rate', DOUBLE, 30.0, 'most scene updates per second sent to the browser '
           '[Hz]', ge=1.0, le=1000.0),
     param('max_dof', INTEGER, MAX_DOF,

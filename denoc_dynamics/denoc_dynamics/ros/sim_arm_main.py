@@ -29,8 +29,14 @@ The dynamics node and the controller take the sim node's joint states in-process
 there (a second arm on the domain, joint_state_publisher's GUI, a bag) cannot steer
 them.
 
+With a gripper (a joint whose name has 'finger' in it: ``--urdf denoc_arm7_gripper``)
+the gripper controller (:mod:`.gripper_controller`) drives the finger and serves the
+gripper actions; the other nodes' effort commands cover the arm's joints, and the demo
+opens and closes the gripper through it every few seconds.
+
 The 3D view (:mod:`.arm_viewer`, on by default, ``--no-viewer`` to switch it off)
-serves the moving arm on http://localhost:8080 (``--viewer-port``).
+serves the moving arm and its control panel on http://localhost:8080
+(``--viewer-port``), to this machine only unless ``--viewer-host 0.0.0.0``.
 
 Examples::
 
@@ -55,6 +61,8 @@ from rclpy.parameter import Parameter
 from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
+from .gripper_controller import GripperController
+from .launch_support import gripper_layout
 from .node_main import RosSession
 from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
@@ -122,6 +130,25 @@ class DemoLoop:
             return  # no joint state yet, or someone else's trajectory was accepted
         if controller.finished and controller.follow(self.msg, 'demo'):
             self.sent += 1
+
+
+class GripperDemo:
+    """Open and close the gripper (``gripper.command``) every ``period`` seconds."""
+
+    def __init__(self, gripper, period=3.0):
+        """Alternate the finger between its limits, a margin inside them."""
+        lower, upper = gripper.limits[:2]
+        margin = 0.1 * (upper - lower)
+        self.positions = (upper - margin, lower + margin)
+        self.gripper = gripper
+        self.count = 0
+        gripper.create_timer(period, self._toggle)
+
+    def _toggle(self):
+        if self.gripper.target is not None and self.gripper.target.handle is not None:
+            return   # a goal from an action client: the demo leaves the gripper alone
+        self.gripper.command(self.positions[self.count % 2])
+        self.count += 1
 
 
 class StatusLine:
@@ -214,6 +241,10 @@ def parse_args(argv):
     parser.add_argument('--viewer-port', type=int, default=8080, metavar='PORT',
                         help='port of the 3D view (default 8080; 0: any free port; '
                              'if busy, the next free one)')
+    parser.add_argument('--viewer-host', default='127.0.0.1', metavar='ADDRESS',
+                        help='address the 3D view listens on (default 127.0.0.1: this '
+                             'machine only; 0.0.0.0: the network, which then drives the '
+                             'arm)')
     return parser.parse_args(argv)
 
 
@@ -248,6 +279,13 @@ def main(argv=None):
     if not os.path.exists(urdf) and not os.path.splitext(urdf)[1]:
         urdf = bundled_urdf(urdf)           # a bundled model by name
     overrides, sim_overrides = node_overrides(args, urdf)
+    try:
+        finger, arm = gripper_layout(urdf)
+    except (OSError, ValueError) as exc:
+        print(f'denoc_sim_arm: {exc}', file=sys.stderr)
+        return 1
+    joints = [Parameter('joints', Parameter.Type.STRING_ARRAY, arm)] if finger else []
+    sim_overrides += joints
     status_line = StatusLine()
     times, positions = [], []
     # The YAML first: --ros-args given by the user come later and take precedence.
@@ -260,19 +298,27 @@ def main(argv=None):
             # a shutdown signal during start-up: the nodes still to come are not
             # created (the 3D view alone takes seconds to import and start)
             if not session.signals.requested:
-                dynamics = session.add(DynamicsNode(parameter_overrides=overrides))
+                dynamics = session.add(DynamicsNode(parameter_overrides=overrides + joints))
                 follow_simulation(dynamics, sim, dynamics._on_joint_state)
             if args.demo and not session.signals.requested:
                 # the simulated arm's friction model (simulated_friction in the YAML)
-                controller = session.add(TrajectoryController(parameter_overrides=overrides))
+                controller = session.add(
+                    TrajectoryController(parameter_overrides=overrides + joints))
                 # the controller runs on the simulated time, handed over as /clock
                 # would hand it (a state's stamp is never its time)
                 controller.clock = sim.sim_clock
                 follow_simulation(controller, sim, controller.on_joint_state)
                 DemoLoop(controller, sim.initial_positions)
+            if finger and not session.signals.requested:
+                gripper = session.add(GripperController(parameter_overrides=overrides + [
+                    Parameter('joint', Parameter.Type.STRING, finger)]))
+                follow_simulation(gripper, sim, gripper._on_joint_state)
+                if args.demo:
+                    GripperDemo(gripper)
             if args.viewer and not session.signals.requested:
                 from .arm_viewer import start_viewer  # viser is imported only if wanted
-                for viewer in start_viewer(overrides, args.viewer_port):
+                for viewer in start_viewer(overrides, args.viewer_port,
+                                           args.viewer_host):
                     session.add(viewer)
         except RuntimeError as exc:
             print(f'denoc_sim_arm: {exc}', file=sys.stderr, flush=True)

@@ -18,7 +18,14 @@ Subscribes
   rest past the divergence speed (1000 rad/s or m/s) in one step is rejected (in
   practice, only a joint without an effort limit gets there).  Older than
   ``command_timeout`` seconds of simulated time, a command counts as zero torque.
-  The first command ends hold mode.
+  The first command ends hold mode.  If ``joints`` leaves chain joints out (an arm's
+  joints, without its gripper's finger), JointState commands drive those, beside the
+  effort commands (the gripper controller's); otherwise either takes over from the
+  other.  ``effort_mode``: ``raw`` (default), the command
+  is the joint torque; ``gravity_compensated``, it is the torque on top of the arm's
+  own gravity g(q), which the drives add (evaluated once a publish period), as
+  torque-controlled arms do: a zero command (or none, once timed out) holds the arm,
+  apart from drift against friction.  Effort-mode joints of JointState commands alike.
   A joint's drive never pushes it faster than its URDF velocity limit.
   ``robot_joint_commands`` (sensor_msgs/JointState, reliable, depth 1; the
   ``joint_commands_topic`` parameter): the commands of topic_based_ros2_control's
@@ -27,25 +34,34 @@ Subscribes
   or an effort (:mod:`.joint_commands`, :mod:`denoc_dynamics.servo`).  The servos run
   at the physics rate with the gains ``servo.<joint>.kp`` [N m/rad] and
   ``servo.<joint>.kd`` [N m s/rad] (defaults from ``servo_frequency`` and
-  ``servo_damping_ratio`` on the joint's effective inertia) plus the model's gravity
+  ``servo_damping_ratio`` on the joint's effective inertia; settable at runtime with
+  ``ros2 param set``, ramped in, refused if negative or unstable) plus the model's gravity
   and bias forces, evaluated once a publish period and held; the effort is limited to
   the URDF's.  The command is held until the next (``joint_command_timeout`` > 0:
   then the joints hold their position); joints a command leaves out keep theirs.  A
   bad command (unknown or repeated joints, NaN, wrong array lengths, a position
   outside the limits) is rejected, counted and logged; nothing moves.  A JointState
-  command takes over from effort commands and the other way round.
+  command takes over from effort commands and the other way round, on the joints the
+  ``joints`` parameter covers (all, by default).
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
-  effort (the torque the drives applied: the clamped command, cut at the velocity
-  limits, zero in hold mode).  Always finite: a non-finite state stops the simulation.
+  effort: what a joint torque sensor on the link side reads (Franka's tau_J), the
+  drives' torque (the clamped command, plus g(q) when gravity-compensated, cut at
+  the velocity limits) plus the joint's
+  friction, damping and limit stop, zero in hold mode; so that the links move by
+  I qdd + C qd + g = effort + tau_ext, and an observer of external torques
+  (dynamics_node) sees the pushes, not the friction.  Always finite: a non-finite
+  state stops the simulation.
   Stamped with the simulated time when ``publish_clock`` is true, else with the node's
   clock.
   ``robot_joint_states`` (sensor_msgs/JointState, best effort; the
   ``joint_states_topic`` parameter, empty: none): the same, for JointStateTopicSystem.
   ``/clock`` (rosgraph_msgs/Clock) at ``publish_rate`` if ``publish_clock`` is true.
+  ``/tf`` and ``/tf_static`` (tf2_msgs/TFMessage) if ``publish_tf`` is true: every link,
+  as robot_state_publisher (:mod:`.tf_broadcaster`; names prefixed by ``frame_prefix``).
 
 Services
   ``~/reset`` (std_srvs/Trigger): back to the initial state in hold mode; the message
@@ -53,11 +69,18 @@ Services
   (time and state frozen), false resumes.  Where the ``simulation_interfaces``
   package is installed, also the ROS 2 standard simulator services and action
   (:mod:`.simulation_services`).
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the simulated arm's payload changes linearly in mass and inertia over the request's
+  transition time (simulated seconds), as UR's set_payload does
+  (:mod:`.payload_service`; parameters ``payload.*`` at start-up).
+
+Wrenches on links, a virtual wall and simulated F/T sensors: :mod:`.sim_contact`.
 
 If the state becomes non-finite the integration stops, an error is logged and nothing
 more is published until ``~/reset``.
 """
 
+from functools import partial
 import sys
 
 import numpy as np
@@ -75,15 +98,26 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from std_srvs.srv import Trigger
 
+from .diagnostics import Diagnostics
+from .diagnostics import ERROR
+from .diagnostics import OK
+from .diagnostics import STALE
+from .diagnostics import WARN
 from .joint_commands import JointCommandReader
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import JOINTS
 from .parameters import SIM_NODE
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .runtime_gains import RuntimeGains
+from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
+from .tf_broadcaster import make_tf_broadcaster
+from ..gain_ramp import GainRamp
 from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
 from ..simulation import leading_pose
@@ -117,6 +151,7 @@ class SimNode(Node):
         super().__init__(node_name, **kwargs)
         self.params = params = SIM_NODE.declare(self)
         self.physics = PhysicsParameters(**{name: params[name] for name in PHYSICS_NAMES})
+        self.servo_gains = RuntimeGains(self, SIM_NODE, 'servo', ('kp', 'kd'))
         self.sim = None
         self.runner = None
         self.commands = None
@@ -142,17 +177,27 @@ class SimNode(Node):
         self.robot_js_pub = (self.create_publisher(JointState, params.joint_states_topic,
                                                    qos_profile_sensor_data)
                              if params.joint_states_topic else None)
+        self._unloaded = None     # the model without payload
+        self._transition = None   # (from, to, start [s of simulated time], duration)
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
+        self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
+        self.tf = (make_tf_broadcaster(self, params.frame_prefix) if params.publish_tf
+                   else None)
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
         self.joint_command_sub = self.create_subscription(
             JointState, params.joint_commands_topic, self._on_joint_command,
             QoSProfile(depth=1))
-        self.create_service(Trigger, '~/reset', self._reset)
-        self.create_service(SetBool, '~/pause', self._pause)
+        self.step_generation = 0  # bumped by every reset and state change: ends stepping
+        self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
+        self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
         if params.status_period > 0.0:
             self.create_timer(params.status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
+        self.diagnostics = Diagnostics(self, self._robot_name)
+        self.diagnostics.add('simulation', self._diagnose_simulation)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     @property
     def initial_positions(self):
@@ -162,24 +207,28 @@ class SimNode(Node):
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
         params = self.params
+        self._unloaded, self._transition = robot, None
+        # the simulated robot has its own constants, which a payload changes in place
+        robot = self.payload.start_up(robot).attach(robot.with_payload(
+            robot.chain.link_names[-1], 0.0, np.zeros(3), np.zeros((3, 3))))
         sim = Simulation(robot, self.physics,
                          initial_positions=leading_pose(robot, params.initial_positions),
                          start_mode=params.start_mode)
         commands = EffortCommandReader(robot.joint_names, params.joints)
         joint_commands = self._joint_command_setup(robot, sim)
+        self.contact.set_model(sim)
         for warning in sim.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
         self.get_logger().info(f'simulation: {sim.describe()}')
+        if self.tf is not None:
+            self.tf.set_robot(robot)
         self.sim = sim
         self.commands = commands
         self.joint_commands = joint_commands
         # joint_states carries the mimic joints too, after the coordinates, as
-        # joint_state_publisher does: q_m = a q_leader + b, qd_m = a qd_leader
+        # joint_state_publisher does (Robot.body_positions and body_rates)
         mimic = robot.mimic_joints
-        self._mimic = (np.array([robot.joint_names.index(leader)
-                                 for leader, _, _ in mimic.values()], dtype=int),
-                       np.array([a for _, a, _ in mimic.values()]),
-                       np.array([b for _, _, b in mimic.values()]))
+        self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
         self._js_msg = JointState(name=robot.joint_names + list(mimic))
         if self.runner is None:
             self.runner = SimulationRunner(sim, params.publish_rate, params.real_time_factor,
@@ -195,6 +244,7 @@ class SimNode(Node):
     def _joint_command_setup(self, robot, sim):
         """Declare the per-joint servo gains and command interfaces; set the gains on sim."""
         joints = robot.joint_names
+        self.servo_gains.ramp = None   # the model's own gains until they are attached
         values = SIM_NODE.declare_joints(self, joints, {SERVO_KP: sim.kp, SERVO_KD: sim.kd})
         interfaces = {joint: list(v) for joint, v in zip(joints, values[INTERFACES]) if v}
         try:
@@ -207,10 +257,48 @@ class SimNode(Node):
                 f'servo gains of {joints[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) are '
                 f'unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
                 f'inertia {sim.inertia[i]:.3g}')
+        self.servo_gains.attach(robot.joint_names,
+                                GainRamp({'kp': sim.kp.copy(), 'kd': sim.kd.copy()}),
+                                partial(self._check_servo_gains, sim))
         return reader
+
+    # --- payload -------------------------------------------------------------------
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: from the current payload to ``payload`` over the transition time."""
+        start = self.payload.current
+        if self._transition is not None:   # a transition under way: from where it is
+            start = self._transition[1]
+        self._transition = (start, payload, self.sim.t, transition_time)
+        self._advance_payload()
+
+    def _advance_payload(self):
+        """Set the simulated payload along the transition (linear in mass and inertia)."""
+        old, new, t0, duration = self._transition
+        s = 1.0 if duration <= 0.0 else min(1.0, max(0.0, (self.sim.t - t0) / duration))
+        loaded = new.scaled(s).attach(old.scaled(1.0 - s).attach(self._unloaded))
+        robot = self.sim.robot
+        robot.model.reals[:] = loaded.model.reals    # read by the compiled physics
+        robot.chain = loaded.chain
+        if s >= 1.0:
+            self._transition = None
+
+    @staticmethod
+    def _check_servo_gains(sim, key, i, gains):
+        """Return why the servo gains ``gains`` of joint ``i`` cannot be set, or None."""
+        if i in unstable_gains(sim.inertia, sim.h, gains['kp'], gains['kd']):
+            return (f'servo gains of {sim.robot.joint_names[i]} kp {gains["kp"][i]:g}, kd '
+                    f'{gains["kd"][i]:g} are unstable at {sim.params.physics_rate:g} Hz on '
+                    f'its smallest effective inertia {sim.inertia[i]:.3g}')
+        return None
 
     # --- physics -------------------------------------------------------------------
     def _tick(self):
+        if self._transition is not None:
+            self._advance_payload()
+        ramp = self.servo_gains.ramp
+        if ramp is not None and ramp.ramping:
+            if ramp.at(self.sim.t):
+                self.sim.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -254,18 +342,23 @@ class SimNode(Node):
             self.clock_pub.publish(self._clock_msg)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
-        leader, a, b = self._mimic
-        if len(leader):
-            msg.position = np.concatenate((snapshot.q, a * snapshot.q[leader] + b)).tolist()
-            msg.velocity = np.concatenate((snapshot.qd, a * snapshot.qd[leader])).tolist()
-            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(leader)))).tolist()
+        mimics, robot = self._mimic, self.sim.robot
+        if len(mimics):
+            msg.position = np.concatenate(
+                (snapshot.q, robot.body_positions(snapshot.q)[mimics])).tolist()
+            msg.velocity = np.concatenate(
+                (snapshot.qd, robot.body_rates(snapshot.qd)[mimics])).tolist()
+            msg.effort = np.concatenate((snapshot.effort, np.zeros(len(mimics)))).tolist()
         else:
             msg.position = snapshot.q.tolist()
             msg.velocity = snapshot.qd.tolist()
             msg.effort = snapshot.effort.tolist()
         self.js_pub.publish(msg)
+        if self.tf is not None:
+            self.tf.publish(msg.header.stamp, snapshot.q)
         if self.robot_js_pub is not None:
             self.robot_js_pub.publish(msg)
+        self.contact.publish(snapshot, msg.header.stamp)
         for listener in self.listeners:
             listener(snapshot)
         for listener in self.state_listeners:
@@ -285,7 +378,7 @@ class SimNode(Node):
             self.command_rejections.add(exc)
             return
         try:
-            self.sim.set_command(tau)
+            self.sim.set_command(tau, self.commands.covered)
         except CommandOutOfRange as exc:
             self.command_rejections.add(Rejected('out of range', str(exc)))
         except ValueError as exc:  # the model changed under this command
@@ -314,6 +407,7 @@ class SimNode(Node):
             return response
         response.message = self.sim.reset()
         self.runner.set_simulation(self.sim)
+        self.step_generation += 1
         response.success = True
         self.get_logger().info(response.message)
         return response
@@ -324,6 +418,7 @@ class SimNode(Node):
             response.message = 'no robot model yet'
             return response
         self.sim.set_paused(request.data)
+        self.step_generation += 1
         response.success = True
         response.message = 'paused' if request.data else 'resumed'
         return response
@@ -360,6 +455,46 @@ class SimNode(Node):
             f'sim time {t:.2f} s, real-time factor {rtf_text} ({target}), mode {mode}, '
             f'effort commands rejected: {self.command_rejections}, joint commands '
             f'rejected: {self.joint_command_rejections}')
+
+    def _robot_name(self):
+        sim = self.sim
+        return getattr(getattr(sim.robot, 'chain', None), 'name', '') if sim else ''
+
+    def _diagnose_simulation(self, report):
+        """
+        /diagnostics ``sim_node: simulation``: model, rates, real-time factor, mode.
+
+        ERROR once the simulation diverged (until ~/reset); WARN while the windowed
+        real-time factor is below 90 % of a set target.
+        """
+        status = self.status()
+        if status is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        t, rtf, mode, _ = status
+        sim = self.sim
+        report.add('joints', sim.n)
+        report.add('integrator', sim.params.integrator)
+        report.add('fd_method', sim.params.fd_method)
+        report.add('physics_rate [Hz]', sim.params.physics_rate)
+        report.add('publish_rate [Hz]', float(self.params.publish_rate))
+        report.add('real-time factor', rtf)
+        report.add('real-time factor target', float(self.params.real_time_factor))
+        report.add('simulated time [s]', t)
+        report.add('mode', mode)
+        report.add('effort_mode', sim.params.effort_mode)
+        report.summary(OK, f'{mode}, real-time factor {rtf:.2f}')
+        if mode == 'failed':
+            report.summary(ERROR, f'diverged: {sim.failure}; call ~/reset')
+        elif (self.params.real_time_factor > 0.0 and mode != 'paused'
+              and rtf < 0.9 * self.params.real_time_factor):
+            report.summary(WARN, f'real-time factor below its target '
+                                 f'{self.params.real_time_factor:g}')
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``sim_node: inputs``: the rejection counters (WARN when one rose)."""
+        report.counter('effort commands rejected', self.command_rejections)
+        report.counter('joint commands rejected', self.joint_command_rejections)
 
 
 def main(args=None):

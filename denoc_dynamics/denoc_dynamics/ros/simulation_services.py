@@ -10,7 +10,23 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   exactly the features below: SIMULATION_RESET, SIMULATION_RESET_TIME,
   SIMULATION_RESET_STATE, SIMULATION_STATE_GETTING, SIMULATION_STATE_SETTING,
   SIMULATION_STATE_PAUSE, STEP_SIMULATION_SINGLE, STEP_SIMULATION_MULTIPLE,
-  STEP_SIMULATION_ACTION.
+  STEP_SIMULATION_ACTION, ENTITY_STATE_GETTING, ENTITY_INFO_GETTING, ENTITY_CATEGORIES.
+``~/get_entities``, ``~/get_entities_states`` (GetEntities, GetEntitiesStates)
+  every link of the arm is an entity, named as in the URDF (merged fixed links such as
+  ``flange`` included), of category CATEGORY_ROBOT.  The filter is a regular
+  expression searched in the name (Python's ``re``, which reads POSIX extended ones);
+  categories filter as the definition says; tags and bounds filters are
+  RESULT_FEATURE_UNSUPPORTED (the links have no tags, and no geometry here).
+``~/get_entity_state`` (GetEntityState)
+  the ground truth of a link from the simulation's own state, in the base link's
+  frame (``header.frame_id``, with ``frame_prefix``), stamped like joint_states: its
+  pose, the twist of its origin and its classical acceleration J qdd + J-dot qd, qdd
+  the simulation's forward dynamics at the state and the applied efforts (zero in
+  hold mode, where the arm is held still): ``Robot.frame_placement``,
+  ``frame_velocity`` and ``frame_acceleration_bias`` in ``'local_world_aligned'``.
+  An unknown name is RESULT_NOT_FOUND.
+``~/get_entity_info`` (GetEntityInfo)
+  CATEGORY_ROBOT and a description naming the joint that moves the link.
 ``~/reset_simulation`` (ResetSimulation)
   SCOPE_TIME sets the simulated time back to zero (state and commands stay);
   SCOPE_STATE puts the arm back in its initial state, in hold mode (the time runs
@@ -27,13 +43,31 @@ one arm has, under its own name as Gazebo does under ``/gzserver`` (here
   paused, and paused again after; otherwise RESULT_OPERATION_FAILED, as the
   definitions say.  Both step one publish period at a time, publishing after each
   and letting the other callbacks run in between (the action's feedback comes then);
-  the action can be cancelled between two periods.
+  the action can be cancelled between two periods.  Stepping ends (RESULT_OPERATION_
+  FAILED, saying why and after how many steps) when the state is set (PAUSED,
+  STOPPED, PLAYING), the simulation is reset (any scope, ``~/reset``, ``~/pause``), or
+  the caller is gone (fewer clients of the service, or subscribers of the action's
+  feedback, than when the stepping began).  One stepping at a time: a step request
+  while another runs is refused (RESULT_OPERATION_FAILED, "already stepping"), counted
+  and logged, never run
+  alongside (N callers never step N times as fast).
+
+Requests: every service here and the action queue up to ``REQUEST_DEPTH`` requests
+(:mod:`.joint_io`: a burst of callers), not rclpy's default 10.
 
 ``~/reset`` and ``~/pause`` stay as they are.  The package is not on PyPI: where it
 cannot be imported the node runs without these and says so in one log line.
 """
 
 import importlib
+import re
+
+import numpy as np
+
+from .joint_io import Rejected
+from .joint_io import Rejections
+from .joint_io import REQUEST_QOS
+from .task_space_io import pose_message
 
 
 def import_interfaces():
@@ -72,7 +106,8 @@ class SimulationServices:
             features.SIMULATION_RESET_STATE, features.SIMULATION_STATE_GETTING,
             features.SIMULATION_STATE_SETTING, features.SIMULATION_STATE_PAUSE,
             features.STEP_SIMULATION_SINGLE, features.STEP_SIMULATION_MULTIPLE,
-            features.STEP_SIMULATION_ACTION]
+            features.STEP_SIMULATION_ACTION, features.ENTITY_STATE_GETTING,
+            features.ENTITY_INFO_GETTING, features.ENTITY_CATEGORIES]
         # Not the node's default (mutually exclusive) group: a stepping service waits for
         # the physics timer's ticks, which must run meanwhile.
         group = ReentrantCallbackGroup()
@@ -81,13 +116,22 @@ class SimulationServices:
                 (srv.ResetSimulation, 'reset_simulation', self._reset),
                 (srv.GetSimulationState, 'get_simulation_state', self._get_state),
                 (srv.SetSimulationState, 'set_simulation_state', self._set_state),
-                (srv.StepSimulation, 'step_simulation', self._step)):
-            node.create_service(srv_type, f'~/{name}', callback, callback_group=group)
+                (srv.StepSimulation, 'step_simulation', self._step),
+                (srv.GetEntities, 'get_entities', self._get_entities),
+                (srv.GetEntitiesStates, 'get_entities_states', self._get_entities_states),
+                (srv.GetEntityState, 'get_entity_state', self._get_entity_state),
+                (srv.GetEntityInfo, 'get_entity_info', self._get_entity_info)):
+            node.create_service(srv_type, f'~/{name}', callback, callback_group=group,
+                                qos_profile=REQUEST_QOS)
+        self.action_name = f'{node.get_fully_qualified_name()}/simulate_steps'
         self.action_server = ActionServer(
-            node, action.SimulateSteps,
-            f'{node.get_fully_qualified_name()}/simulate_steps', self._simulate_steps,
+            node, action.SimulateSteps, self.action_name, self._simulate_steps,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT, callback_group=group)
+            cancel_callback=lambda goal_handle: CancelResponse.ACCEPT, callback_group=group,
+            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
+            cancel_service_qos_profile=REQUEST_QOS)
+        self.stepping = False
+        self.refused = Rejections(node.get_logger(), 'step request')
 
     # --- helpers ----------------------------------------------------------------------
     def _result(self, result, code, message=''):
@@ -123,7 +167,8 @@ class SimulationServices:
         response.features.features = list(self.features)
         response.features.custom_info = (
             'denoc_dynamics sim_node: one arm, DeNOC forward dynamics at physics_rate; '
-            'entities, spawning and worlds are not supported')
+            'its links are the entities (CATEGORY_ROBOT); spawning and worlds are not '
+            'supported')
         return response
 
     def _reset(self, request, response):
@@ -146,6 +191,7 @@ class SimulationServices:
             sim.reset_time()
         sim.paused = paused
         self._restarted()
+        self.node.step_generation += 1
         what = {R.SCOPE_TIME: 'time', R.SCOPE_STATE: 'state'}.get(scope, 'time and state')
         self.node.get_logger().info(f'reset_simulation: {what} reset')
         self._result(response.result, self.msg.Result.RESULT_OK)
@@ -167,6 +213,7 @@ class SimulationServices:
             self._result(response.result, self.msg.Result.RESULT_FEATURE_UNSUPPORTED,
                          'only STATE_PLAYING, STATE_PAUSED and STATE_STOPPED are supported')
             return response
+        self.node.step_generation += 1    # ends a stepping under way, whatever the target
         if target == self.state():
             self._result(response.result, Response.ALREADY_IN_TARGET_STATE)
             return response
@@ -183,16 +230,41 @@ class SimulationServices:
         self._result(response.result, self.msg.Result.RESULT_OK)
         return response
 
-    async def _advance(self, steps, on_period=None, cancelled=None):
+    def _begin(self, result):
+        """Take the stepping for one caller; fill ``result`` and return False if refused."""
+        if not self.stepping:
+            self.stepping = True
+            return True
+        self.refused.add(Rejected('already stepping', 'a step request while another '
+                                  'stepping runs: refused (one at a time)'))
+        self._result(result, self.msg.Result.RESULT_OPERATION_FAILED,
+                     'already stepping: another StepSimulation or SimulateSteps runs; '
+                     'one at a time')
+        return False
+
+    async def _advance(self, steps, on_period=None, cancelled=None, gone=None):
         """
         Step ``steps`` physics steps while paused, a publish period at a time.
 
-        Return (steps taken, None) or (steps taken, why it stopped early).
+        Return (steps taken, None) or (steps taken, why it stopped early): cancelled,
+        the state set or the simulation reset meanwhile (``step_generation``), the
+        caller ``gone()``, not paused or failed.  Releases the stepping at the end.
         """
+        try:
+            return await self._advance_periods(steps, on_period, cancelled, gone)
+        finally:
+            self.stepping = False
+
+    async def _advance_periods(self, steps, on_period, cancelled, gone):
         done = 0
+        generation = self.node.step_generation
         while done < steps:
             if cancelled is not None and cancelled():
                 return done, 'cancelled'
+            if self.node.step_generation != generation:
+                return done, 'the simulation state was set or reset meanwhile'
+            if gone is not None and gone():
+                return done, 'the caller is gone'
             sim = self.node.sim
             if not sim.paused or sim.failure is not None:
                 return done, ('the simulation is not paused' if sim.failure is None
@@ -216,7 +288,12 @@ class SimulationServices:
             self._result(response.result, Result.RESULT_OPERATION_FAILED,
                          'the simulation is not paused: pause it before stepping')
             return response
-        done, failure = await self._advance(request.steps)
+        if not self._begin(response.result):
+            return response
+        name = f'{self.node.get_fully_qualified_name()}/step_simulation'
+        callers = self.node.count_clients(name)
+        done, failure = await self._advance(
+            request.steps, gone=lambda: self.node.count_clients(name) < callers)
         if failure is None:
             self._result(response.result, Result.RESULT_OK)
         else:
@@ -234,7 +311,12 @@ class SimulationServices:
                          'no robot model yet' if self.node.sim is None else
                          'the simulation is not paused: pause it before stepping')
             return result
+        if not self._begin(result.result):
+            goal_handle.abort()
+            return result
         feedback = self.action.SimulateSteps.Feedback()
+        feedback_topic = f'{self.action_name}/_action/feedback'
+        listeners = self.node.count_subscribers(feedback_topic)
 
         def on_period(done):
             feedback.completed_steps = done
@@ -242,7 +324,8 @@ class SimulationServices:
             goal_handle.publish_feedback(feedback)
 
         done, failure = await self._advance(
-            steps, on_period, lambda: goal_handle.is_cancel_requested)
+            steps, on_period, lambda: goal_handle.is_cancel_requested,
+            lambda: self.node.count_subscribers(feedback_topic) < listeners)
         if failure is None:
             goal_handle.succeed()
             self._result(result.result, Result.RESULT_OK)
@@ -255,3 +338,99 @@ class SimulationServices:
             self._result(result.result, Result.RESULT_OPERATION_FAILED,
                          f'{failure} after {done} of {steps} steps')
         return result
+
+    # --- entities: the links of the arm ------------------------------------------------
+    def _filtered(self, filters, result):
+        """Return the links that pass ``filters`` (EntityFilters), or None (result set)."""
+        Result = self.msg.Result
+        if self._no_model(result):
+            return None
+        if len(filters.tags.tags) or filters.bounds.type != self.msg.Bounds.TYPE_EMPTY:
+            self._result(result, Result.RESULT_FEATURE_UNSUPPORTED,
+                         'the links have no tags and no bounds: filter by name or category')
+            return None
+        try:
+            pattern = re.compile(filters.filter)
+        except re.error as exc:
+            self._result(result, Result.RESULT_OPERATION_FAILED,
+                         f'filter {filters.filter!r} is not a regular expression: {exc}')
+            return None
+        robot_category = self.msg.EntityCategory.CATEGORY_ROBOT
+        if len(filters.categories) and all(c.category != robot_category
+                                           for c in filters.categories):
+            names = []
+        else:
+            names = [name for name in self.node.sim.robot.frames if pattern.search(name)]
+        self._result(result, Result.RESULT_OK)
+        return names
+
+    def _get_entities(self, request, response):
+        names = self._filtered(request.filters, response.result)
+        if names is not None:
+            response.entities = names
+        return response
+
+    def _get_entities_states(self, request, response):
+        names = self._filtered(request.filters, response.result)
+        if names is not None:
+            response.entities = names
+            response.states = self.entity_states(names)
+        return response
+
+    def _get_entity_state(self, request, response):
+        if self._no_model(response.result):
+            return response
+        if request.entity not in self.node.sim.robot.frames:
+            self._result(response.result, self.msg.Result.RESULT_NOT_FOUND,
+                         f'no entity {request.entity!r}: the entities are the links '
+                         f'{", ".join(self.node.sim.robot.frames)}')
+            return response
+        response.state = self.entity_states([request.entity])[0]
+        self._result(response.result, self.msg.Result.RESULT_OK)
+        return response
+
+    def entity_states(self, names):
+        """Return the EntityState of each link in ``names`` at the simulation's state."""
+        node = self.node
+        sim = node.sim
+        q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
+        held = sim.mode == 'hold'
+        qdd = (np.zeros(sim.n) if held else
+               sim.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
+        robot = sim.robot
+        stamp = node.get_clock().now().to_msg()      # as joint_states is stamped
+        if node.clock_pub is not None:
+            stamp.sec, stamp.nanosec = divmod(int(round(t * 1e9)), 1_000_000_000)
+        frame_id = (node.tf.prefix if node.tf is not None else '') + robot.frames[0]
+        states = []
+        for name in names:
+            state = self.msg.EntityState()
+            state.header.stamp, state.header.frame_id = stamp, frame_id
+            pose_message(robot.frame_placement(q, name), state.pose)
+            v = robot.frame_velocity(q, qd, name)
+            a = robot.frame_acceleration_bias(q, qd, name) + robot.frame_jacobian(q, name) @ qdd
+            for vector, values in ((state.twist.linear, v[:3]), (state.twist.angular, v[3:]),
+                                   (state.acceleration.linear, a[:3]),
+                                   (state.acceleration.angular, a[3:])):
+                vector.x, vector.y, vector.z = values.tolist()
+            states.append(state)
+        return states
+
+    def _get_entity_info(self, request, response):
+        if self._no_model(response.result):
+            return response
+        robot = self.node.sim.robot
+        chain = robot.chain
+        if request.entity not in robot.frames:
+            self._result(response.result, self.msg.Result.RESULT_NOT_FOUND,
+                         f'no entity {request.entity!r}: the entities are the links '
+                         f'{", ".join(robot.frames)}')
+            return response
+        f = robot.frames.index(request.entity)
+        body = int(chain.frame_body[f])
+        moved = (f'moved by joint {chain.joint_names[body]!r}' if body >= 0
+                 else 'fixed to the base')
+        response.info.category.category = self.msg.EntityCategory.CATEGORY_ROBOT
+        response.info.description = f'link {request.entity!r} of robot {chain.name!r}, {moved}'
+        self._result(response.result, self.msg.Result.RESULT_OK)
+        return response

@@ -21,7 +21,10 @@ Subscribes
   interpolated reference, sampled as it will be executed (from the current reference
   on, :func:`denoc_dynamics.trajectory.check_execution`), leaves the position or
   velocity limits, or jumps at the start by more than
-  ``constraints.start_tolerance``.  One received before the
+  ``constraints.start_tolerance``; or whose inverse dynamics (with the current
+  payload) along the same samples exceed the URDF ``<limit effort>`` (the error
+  names the joint, the time and the torque; parameter ``check_effort_limits``).
+  One received before the
   first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
   gives one effort command, computed at the controller's time.  States from a second
@@ -57,10 +60,21 @@ Action (where control_msgs is installed)
   or aborts with GOAL_TOLERANCE_VIOLATED once ``goal_time_tolerance`` has passed
   (0: waits).  After an abort or a cancel the arm holds where it is.  Feedback
   (desired, actual, error, index of the next point) comes with every command.  A new
-  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).
+  goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).  At
+  shutdown every goal not finished ends aborted, "shutting down" (:meth:`end_goals`).
+  The goal, cancel and result services queue ``REQUEST_DEPTH`` (100) requests, so a
+  burst of clients is answered.
 Service (where control_msgs is installed)
   ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
   the running trajectory.
+Services
+  ``~/scale_to_torque_limits`` (denoc_dynamics_interfaces/ScaleToTorqueLimits): the
+  trajectory retimed by the smallest uniform time scaling that keeps its inverse
+  dynamics within the effort limits (:mod:`denoc_dynamics.torque_limits`), started
+  from the current reference.
+  ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
+  the payload of the computed-torque model, switched at once (:mod:`.payload_service`;
+  parameters ``payload.*`` at start-up).
 
 Gains are per joint: ``gains.<joint>.kp`` [1/s^2], ``gains.<joint>.kd`` [1/s] and
 ``gains.<joint>.friction_velocity`` [rad/s], and tolerances
@@ -74,6 +88,7 @@ import sys
 import time
 
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
+from denoc_dynamics_interfaces.srv import ScaleToTorqueLimits
 import numpy as np
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
@@ -84,19 +99,29 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from .diagnostics import Diagnostics
+from .diagnostics import OK
+from .diagnostics import STALE
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejections
+from .joint_io import REQUEST_DEPTH
+from .joint_io import REQUEST_QOS
 from .node_main import run_node
 from .parameters import JOINTS
 from .parameters import PASSIVE_PHYSICS
 from .parameters import TRAJECTORY_CONTROLLER
+from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
+from ..gain_ramp import GainRamp
 from ..passive import passive_gains
 from ..simulation import leading_pose
 from ..simulation import PhysicsParameters
+from ..torque_limits import check_efforts
+from ..torque_limits import time_scaling
 from ..trajectory import check_execution
 from ..trajectory import check_trajectory
 from ..trajectory import Trajectory
@@ -282,11 +307,15 @@ class TrajectoryController(Node):
         self.stopped_velocity = p['constraints.stopped_velocity_tolerance']
         self.goal_time = p['constraints.goal_time']
         self.start_tolerance = p['constraints.start_tolerance']
+        self.check_effort = p.check_effort_limits
+        self.gains = RuntimeGains(self, TRAJECTORY_CONTROLLER, 'gains', ('kp', 'kd'))
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.gate = StateGate(self.state_rejections, logger=self.get_logger())
         self.clock = self.get_clock()
         self.time_jumps = 0           # goals and trajectories dropped on a jump of time
+        self.executing = 0            # execute callbacks running (goals awaiting a result)
+        self.shutting_down = None     # why, once end_goals was called
         self.log_accepted = AcceptLog(self.get_logger())
         self.accepted = 0
         self.law = None
@@ -302,12 +331,21 @@ class TrajectoryController(Node):
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
         self._setup_control_msgs()
+        self._unloaded = None     # the model without payload
+        self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.state_sub = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
+                                 REQUEST_DEPTH)
         self.create_timer(0.05, self._expire_pending)
+        self.create_service(ScaleToTorqueLimits, '~/scale_to_torque_limits',
+                            self._scale_to_torque_limits)
         self.create_timer(0.05, self._watch_state)
+        self.diagnostics = Diagnostics(
+            self, lambda: self.law.robot.chain.name if self.law is not None else '')
+        self.diagnostics.add('controller', self._diagnose_controller)
+        self.diagnostics.add('inputs', self._diagnose_inputs)
 
     def _setup_control_msgs(self):
         """Create the action server, ~/query_state and ~/controller_state (or the fallback)."""
@@ -328,15 +366,19 @@ class TrajectoryController(Node):
         self.action = action
         self.state_pub = self.create_publisher(state, '~/controller_state', 10)
         self._control_state_type = state
+        # queues sized for bursts (REQUEST_DEPTH: 40 clients sending at once), not 10
         self.action_server = ActionServer(
             self, action, '~/follow_joint_trajectory', self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda handle: CancelResponse.ACCEPT)
-        self.create_service(query, '~/query_state', self._query_state)
+            cancel_callback=lambda handle: CancelResponse.ACCEPT,
+            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
+            cancel_service_qos_profile=REQUEST_QOS)
+        self.create_service(query, '~/query_state', self._query_state, qos_profile=REQUEST_QOS)
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
         p = self.params
+        self.gains.ramp = None   # the model's own gains until they are attached
         v_eps = (simulated_friction_velocity(robot, p) if p.simulated_friction
                  else [p.friction_velocity] * robot.n)
         values = TRAJECTORY_CONTROLLER.declare_joints(self, robot.joint_names, {
@@ -347,6 +389,8 @@ class TrajectoryController(Node):
         path, goal = (np.array(values[f'constraints.{JOINTS}.{key}'], dtype=float)
                       for key in ('trajectory', 'goal'))
         n = robot.n
+        self._unloaded = robot
+        robot = self.payload.start_up(robot).attach(robot)
         self.default_tolerances = Tolerances(
             np.column_stack([path, np.zeros(n)]),
             np.column_stack([goal, np.full(n, self.stopped_velocity)]), self.goal_time)
@@ -355,6 +399,8 @@ class TrajectoryController(Node):
         index = {name: i for i, name in enumerate(robot.joint_names)}
         order = list(p.joints) or robot.joint_names
         self.law = law
+        self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
+        law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']
         self.states = JointStateReader(robot.joint_names)
         self._order = np.array([index.get(name, -1) for name in order], dtype=int)
         self._status_msg = TrajectoryControllerState(joint_names=robot.joint_names)
@@ -367,6 +413,62 @@ class TrajectoryController(Node):
             f'{"on" if p.friction_compensation else "off"} (friction_velocity '
             f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
             f'{p.friction_feedback:g}, friction_scale {p.friction_scale:g})')
+
+    def _set_payload(self, payload, transition_time):
+        """~/set_payload: computed torque on the model with the new payload, at once."""
+        self.law.robot = payload.attach(self._unloaded)
+
+    def _scale_to_torque_limits(self, request, response):
+        """Return the trajectory retimed by the smallest feasible uniform time scaling."""
+        msg = request.trajectory
+        try:
+            if self.law is None or self.trajectory is None:
+                raise TrajectoryError('no state', 'no robot model or joint state yet')
+            robot = self.law.robot
+            joints = robot.joints
+            checked = check_trajectory(robot.joint_names, joints.lower, joints.upper,
+                                       msg.joint_names, points_of(msg), self.max_points,
+                                       self.max_duration, self.allow_partial)
+            now = self.now()
+            trajectory = Trajectory.from_checked(checked, now, now, self.trajectory.sample(now))
+            k = time_scaling(robot, trajectory, now)
+        except TrajectoryError as exc:
+            self.rejections.add(TrajectoryError(exc.reason, f'scale_to_torque_limits: '
+                                                            f'{exc.detail}'))
+            response.success, response.message = False, f'{exc.reason}: {exc.detail}'
+            return response
+        out = JointTrajectory(header=msg.header, joint_names=list(msg.joint_names))
+        for point in msg.points:
+            scaled = JointTrajectoryPoint(
+                positions=list(point.positions),
+                velocities=[v / k for v in point.velocities],
+                accelerations=[a / k ** 2 for a in point.accelerations],
+                effort=list(point.effort))
+            set_duration(scaled.time_from_start, k * seconds(point.time_from_start))
+            out.points.append(scaled)
+        response.success, response.scale, response.trajectory = True, k, out
+        response.message = (f'retimed {k:.4g} times slower' if k > 1.0 else
+                            'within the effort limits as it is')
+        return response
+
+    def _diagnose_controller(self, report):
+        """/diagnostics ``trajectory_controller: controller``: model and what it does."""
+        if self.law is None:
+            report.summary(STALE, 'no robot model yet')
+            return
+        mode = ('no joint state yet' if self.latest_state is None
+                else f'following a trajectory ({self.source})' if self.active
+                else 'holding')
+        report.add('joints', self.law.robot.n)
+        report.add('mode', mode)
+        report.add('goal active', self.goal is not None)
+        report.add('trajectories accepted', self.accepted)
+        report.summary(OK, mode)
+
+    def _diagnose_inputs(self, report):
+        """/diagnostics ``trajectory_controller: inputs``: rejection counters."""
+        report.counter('trajectories rejected', self.rejections)
+        report.counter('joint states rejected', self.state_rejections)
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -399,8 +501,8 @@ class TrajectoryController(Node):
                 'finds it' if following else 'holding where the next joint state finds it')
         self.get_logger().warning(f'{why}; {then}')
 
-    def _check_time(self, t: float, q) -> bool:
-        """Detect a jump of the clock (or of the arm) before the state at ``t``; False: skip."""
+    def _check_clock(self, t: float) -> bool:
+        """Detect a jump of the clock before a state at ``t``; False: time has not started."""
         last = self.latest_time
         if last is None:
             # use_sim_time and no /clock yet: the time has not started
@@ -412,16 +514,20 @@ class TrajectoryController(Node):
             self._time_jumped(f'no joint state for {t - last:.3f} s, more than '
                               f'joint_state_timeout {self.state_timeout:g} s (the clock '
                               'jumped forward, or the arm stopped publishing)')
-        elif self.active:
-            moved = np.abs(q - self.latest_state[0])
-            bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - last)
-                     + STATE_JUMP_MARGIN)
-            if np.any(moved > bound):
-                j = int(np.argmax(moved - bound))
-                self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
-                                  f'{moved[j]:.3f} in {t - last:.3f} s, faster than its '
-                                  'velocity limit allows (the simulation was reset?)')
         return True
+
+    def _check_arm(self, t: float, q):
+        """Detect an arm that jumped (reset under a wall clock) since the previous state."""
+        if not self.active or self.latest_time is None:
+            return
+        moved = np.abs(q - self.latest_state[0])
+        bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - self.latest_time)
+                 + STATE_JUMP_MARGIN)
+        if np.any(moved > bound):
+            j = int(np.argmax(moved - bound))
+            self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
+                              f'{moved[j]:.3f} in {t - self.latest_time:.3f} s, faster than '
+                              'its velocity limit allows (the simulation was reset?)')
 
     def _watch_state(self):
         """Abort a running goal whose joint states stopped for joint_state_timeout."""
@@ -476,6 +582,8 @@ class TrajectoryController(Node):
             trajectory.check_velocity(joints.velocity, self.law.robot.joint_names)
             check_execution(trajectory, now, reference, joints.lower, joints.upper,
                             joints.velocity, self.law.robot.joint_names, self.start_tolerance)
+            if self.check_effort:
+                check_efforts(self.law.robot, trajectory, now)
         except TrajectoryError as exc:
             self.rejections.add(TrajectoryError(exc.reason, f'{source}: {exc.detail}'))
             if goal_handle is not None:
@@ -548,8 +656,38 @@ class TrajectoryController(Node):
     # --- the action ------------------------------------------------------------------
     async def _execute(self, goal_handle):
         """Execute a FollowJointTrajectory goal; return its result when it ends."""
-        goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
-        return await goal.future
+        self.executing += 1
+        try:
+            if self.shutting_down:
+                goal = ActiveGoal(goal_handle, None, self.action.Result, [])
+                goal.finish('abort', self.action.Result.INVALID_GOAL, self.shutting_down)
+            else:
+                goal = self.follow(goal_handle.request.trajectory, 'action', goal_handle)
+            return await goal.future
+        finally:
+            self.executing -= 1
+
+    def end_goals(self, why: str) -> int:
+        """
+        End every goal not finished: aborted, INVALID_GOAL, ``why``; return how many.
+
+        Called at shutdown (:meth:`.node_main.RosSession.end_goals`): every accepted
+        goal gets a final result, and one that comes later is aborted at once.
+        """
+        self.shutting_down = why
+        if self.action is None:
+            return 0
+        ended = 0
+        if self.goal is not None and not self.goal.done:
+            self.goal.finish('abort', self.action.Result.INVALID_GOAL, why)
+            ended += 1
+        if self.pending is not None and self.pending[2] is not None:
+            self.pending[2].finish('abort', self.action.Result.INVALID_GOAL, why)
+            self.pending = None
+            ended += 1
+        if ended:
+            self.get_logger().info(f'{why}: {ended} goal(s) aborted')
+        return ended + self.executing
 
     def _query_state(self, request, response):
         response.name = list(self.law.robot.joint_names) if self.law is not None else []
@@ -646,8 +784,9 @@ class TrajectoryController(Node):
             return
         q, qd = state
         t = self.now()
-        if not self._check_time(t, q) or not self.gate.admit(msg, t, info):
+        if not self._check_clock(t) or not self.gate.admit(msg, t, info):
             return
+        self._check_arm(t, q)
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:
@@ -656,6 +795,7 @@ class TrajectoryController(Node):
             if self.pending is not None:
                 self._start_pending()
         reference = self.trajectory.sample(t)
+        self.gains.ramp.at(t)   # gains set at runtime move in over the ramp
         tau = self.law(q, qd, *reference)
         effort = self._effort_msg
         effort.data = [float(tau[i]) if i >= 0 else 0.0 for i in self._order]

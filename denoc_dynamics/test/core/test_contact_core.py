@@ -14,10 +14,9 @@ from denoc_dynamics import load_urdf, load_urdf_xml
 from denoc_dynamics.core.ft_sensor import ForceTorqueSensors
 from denoc_dynamics.core.momentum_observer import MomentumObserver
 from denoc_dynamics.resources import bundled_urdf
+from helpers import pin, require_pinocchio
 import numpy as np
 import pytest
-
-pin = pytest.importorskip('pinocchio')
 
 ARM = bundled_urdf('denoc_arm7.urdf')
 GRIPPER = bundled_urdf('denoc_arm7_gripper.urdf')
@@ -25,6 +24,8 @@ G = np.array([0.0, 0.0, -9.81])
 
 
 def _pinocchio(xml):
+    """Return Pinocchio's model and data of the URDF text; skip the test without Pinocchio."""
+    require_pinocchio()   # per test, never at import (helpers.py)
     model = pin.buildModelFromXML(xml)
     return model, model.createData()
 

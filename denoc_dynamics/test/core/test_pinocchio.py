@@ -784,3 +784,37 @@ def test_urdf_text_mimics_are_ours():
     q = pair.states[0][0]
     np.testing.assert_allclose(pair.robot.body_positions(q), pair.G @ q + pair.b,
                                rtol=0, atol=1e-15)
+
+
+# --------------------------------------------------------------------------- regressor
+
+def pinocchio_regressor(pair, q, qd, qdd):
+    """Return Pinocchio's regressor of the independent-joint model, in our order, G^T Y."""
+    full, G, b = pair.full, pair.G, pair.b
+    m, d = full.model, full.data
+    Y = pin.computeJointTorqueRegressor(m, d, full.configuration(G @ q + b),
+                                        full.tangent(G @ qd), full.tangent(G @ qdd))
+    ids = [m.getJointId(name) for name in pair.robot.body_joint_names]
+    columns = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in ids])
+    return G.T @ np.asarray(Y)[np.ix_(full.idx_v, columns)]
+
+
+def pinocchio_parameters(pair):
+    """Return pi of Pinocchio's model (its inertias, fixed links merged), in our body order."""
+    m = pair.full.model
+    return np.concatenate([np.asarray(m.inertias[m.getJointId(name)].toDynamicParameters())
+                           for name in pair.robot.body_joint_names])
+
+
+@pytest.mark.parametrize('name', LOADED)
+def test_regressor_matches_pinocchio(name):
+    """Y = Pinocchio's Y (projected on the coordinates) and Y pi = ID."""
+    pair = get_tree(name)
+    robot = pair.robot
+    pi = pinocchio_parameters(pair)
+    np.testing.assert_allclose(robot.parameters(), pi, rtol=1e-12, atol=1e-14)
+    for k, (q, qd, qdd, _) in enumerate(pair.states):
+        Y = robot.regressor(q, qd, qdd)
+        assert Y.shape == (robot.n, 10 * robot.n_bodies)
+        assert_close(Y, pinocchio_regressor(pair, q, qd, qdd), f'Y, state {k}')
+        assert_close(Y @ pi, robot.inverse_dynamics(q, qd, qdd), f'Y pi, state {k}', 1e-11)

@@ -125,5 +125,40 @@ def test_use_rsp_starts_robot_state_publisher_with_the_urdf(use_rsp):
     assert rsp[0].expanded_node_namespace == '/rsp_ns'
     parameters = evaluate_parameters(context, rsp[0]._Node__parameters)
     with open(urdf) as stream:
-        assert list(parameters) == [{'robot_description': stream.read(),
+        # frame_prefix '<namespace>/': the namespaced arm's TF frames, as sim_node's
+        assert list(parameters) == [{'frame_prefix': 'rsp_ns/',
+                                     'robot_description': stream.read(),
                                      'use_sim_time': True}]
+
+
+@pytest.mark.parametrize('urdf, gripper', [('denoc_arm7_gripper', 'auto'),
+                                           ('denoc_arm7_gripper', 'false'),
+                                           ('denoc_arm7', 'auto')])
+def test_a_gripper_gets_its_controller_and_the_arm_the_other_joints(urdf, gripper):
+    from launch import LaunchContext
+    from launch.actions import OpaqueFunction
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+    from launch_ros.utilities import evaluate_parameters
+    source = PythonLaunchDescriptionSource(os.path.join(SHARE, 'launch', 'sim_arm.launch.py'))
+    context = LaunchContext()
+    description = source.get_launch_description(context)
+    context.launch_configurations.update(
+        {argument.name: argument.default_value[0].perform(context)
+         if len(argument.default_value) == 1 else ''
+         for argument in description.get_launch_arguments()})
+    context.launch_configurations.update(urdf=bundled_urdf(urdf), gripper=gripper)
+    function = next(e for e in description.entities if isinstance(e, OpaqueFunction))
+    nodes = {node.node_executable: node for node in function.execute(context)}
+    with_gripper = urdf == 'denoc_arm7_gripper' and gripper == 'auto'
+    assert ('gripper_controller' in nodes) == with_gripper, sorted(nodes)
+    arm = [f'joint{k}' for k in range(1, 8)]
+    for name in ('sim_node', 'dynamics_node', 'trajectory_controller'):
+        parameters = {}
+        for item in evaluate_parameters(context, nodes[name]._Node__parameters):
+            if isinstance(item, dict):
+                parameters.update(item)
+        assert list(parameters.get('joints', [])) == (arm if with_gripper else []), name
+    if with_gripper:
+        parameters = [item for item in evaluate_parameters(
+            context, nodes['gripper_controller']._Node__parameters) if isinstance(item, dict)]
+        assert parameters[-1]['joint'] == 'left_finger_joint'

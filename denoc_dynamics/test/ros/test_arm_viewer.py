@@ -666,11 +666,18 @@ class Page:
                                     arg=text)
 
     def screenshot(self, label):
-        """Return a screenshot as an (h, w, 3) int array, and save it as label.png."""
+        """
+        Return a screenshot as an (h, w, 3) int array, and save it as label.png.
+
+        The control panel's live plots are masked (one magenta box each): their time
+        axis moves with the clock, the arm still or not, and their coloured lines are
+        not the robot.
+        """
         from PIL import Image
         self.count += 1
         path = os.path.join(self.shots, f'{self.count:02d}-{label}.png')
-        self.page.screenshot(path=path)
+        self.page.screenshot(path=path, mask=[self.page.locator('.uplot-container, .uplot')],
+                             mask_color='#ff00ff')
         return np.asarray(Image.open(path).convert('RGB'), dtype=int)
 
     def close(self):

@@ -7,6 +7,7 @@ from sensor_msgs.msg import JointState
 
 
 class Log:
+    """Stands in for a logger: keeps the lines."""
 
     def __init__(self):
         self.lines = []
@@ -18,6 +19,7 @@ class Log:
 
 
 class Wall:
+    """A wall clock the test sets."""
 
     def __init__(self):
         self.t = 0.0

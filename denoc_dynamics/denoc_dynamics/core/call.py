@@ -1,0 +1,196 @@
+"""
+The one entry of every call of the core: an algorithm's code and one state.
+
+:func:`run` evaluates an algorithm at one state on the coordinates q (n): it maps q to
+the bodies where the robot has mimic joints (:mod:`.mimic`), runs the algorithm's
+kernel on this state's workspace and brings the result back to the coordinates.  A
+batch runs it state after state (:mod:`.batch`), and :class:`~.robot.Robot` calls it
+for one state through :func:`call_vector` or :func:`call_matrix`: compiled for the
+argument types a user passes (float64 vectors, C-ordered or of any layout), they check
+the lengths and that the result is finite in the same compiled call, so that a call
+with good input costs one dispatch.
+
+Each algorithm's result is ``out`` (rows, n): one row for a vector (``rows`` 0 in
+:data:`ROWS` below: the caller passes a vector), n for a matrix, n + 1 for a matrix
+with a vector below it, 2 for the energies (T, V in column 0).  A new algorithm gets a
+code, a row count, a line in :func:`run_bodies`, and a line in :func:`run_mimic` if
+mimic joints need more than mapping the state to the bodies and the result back.
+"""
+
+import math
+
+import numba
+from numba import types
+import numpy as np
+
+from .composite_body import composite_body
+from .energy import energies
+from .forward_dynamics import cholesky, cholesky_solve, forward_dynamics
+from .forward_dynamics import forward_dynamics_cholesky
+from .gim import inertia_matrix
+from .gravity import gravity_torques
+from .inverse_dynamics import bias_forces, inverse_dynamics
+from .inverse_inertia import analytical_inverse_inertia_matrix, inverse_inertia_matrix
+from .mimic import constrained_cholesky, project, to_bodies, to_coordinates
+from .mimic import forward_dynamics as forward_dynamics_mimic
+from .model import data_arrays, mimic_arrays, model_arrays
+from .spatial import njit
+from .udu import eliminate, udu
+
+#: The algorithms, by code.
+(INVERSE_DYNAMICS, FORWARD_DYNAMICS, FORWARD_DYNAMICS_CHOLESKY, INERTIA_MATRIX, UDU,
+ INVERSE_INERTIA, COMPOSITE_BODY, BIAS_FORCES, GRAVITY, ENERGIES,
+ ANALYTICAL_INVERSE_INERTIA) = range(11)
+
+#: Rows of each algorithm's result: 0 a vector (n,); 'n' (n, n); 'n+1' (n + 1, n); 2.
+ROWS = {INVERSE_DYNAMICS: 0, FORWARD_DYNAMICS: 0, FORWARD_DYNAMICS_CHOLESKY: 0,
+        BIAS_FORCES: 0, GRAVITY: 0, INERTIA_MATRIX: 'n', INVERSE_INERTIA: 'n',
+        ANALYTICAL_INVERSE_INERTIA: 'n', UDU: 'n+1', COMPOSITE_BODY: 'n+1', ENERGIES: 2}
+
+
+@njit
+def run(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
+    """
+    Write ``algorithm`` at (q, x1, x2) on the coordinates into out; ``f_ext`` None or wrenches.
+
+    x1 and x2 are the algorithm's rates (qd and qdd or tau; unused ones are ignored).
+    """
+    if ints.shape[1] == q.shape[0]:
+        run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)
+    else:
+        run_mimic(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)
+
+
+@njit
+def run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
+    """Write ``algorithm`` at the bodies' (q, x1, x2) into out: each algorithm's kernel."""
+    n = q.shape[0]
+    if algorithm == INVERSE_DYNAMICS:
+        inverse_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out[0])
+    elif algorithm == BIAS_FORCES:
+        bias_forces(reals, ints, q, x1, f_ext, workspace, out[0])
+    elif algorithm == GRAVITY:
+        gravity_torques(reals, ints, q, workspace, out[0])
+    elif algorithm == FORWARD_DYNAMICS:
+        forward_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out[0])
+    elif algorithm == FORWARD_DYNAMICS_CHOLESKY:
+        forward_dynamics_cholesky(reals, ints, q, x1, x2, f_ext, workspace, out[0])
+    elif algorithm == INERTIA_MATRIX:
+        inertia_matrix(reals, ints, q, workspace, out)
+    elif algorithm == UDU:
+        udu(reals, ints, q, workspace, out[:n], out[n])
+    elif algorithm == INVERSE_INERTIA:
+        inverse_inertia_matrix(reals, ints, q, workspace, out)
+    elif algorithm == ANALYTICAL_INVERSE_INERTIA:
+        analytical_inverse_inertia_matrix(reals, ints, q, workspace, out)
+    elif algorithm == COMPOSITE_BODY:
+        composite_body(reals, ints, q, x1, workspace, out[:n], out[n])
+    elif algorithm == ENERGIES:
+        energies(reals, ints, q, x1, workspace, out)
+
+
+@njit
+def run_mimic(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
+    """Write ``algorithm`` on the coordinates of a robot with mimic joints (:mod:`.mimic`)."""
+    n, nb = q.shape[0], ints.shape[1]
+    if algorithm == FORWARD_DYNAMICS:
+        forward_dynamics_mimic(reals, ints, q, x1, x2, f_ext, workspace, out[0])
+        return
+    model, data = model_arrays(reals, ints), data_arrays(workspace, nb)
+    mimic = mimic_arrays(workspace, nb, nb - n)
+    if algorithm == FORWARD_DYNAMICS_CHOLESKY:
+        constrained_cholesky(model, data, mimic, q, x1, x2, f_ext, np.empty((nb, nb)),
+                             np.empty((n, n)), out[0])
+        return
+    q_b, x1_b, x2_b = np.empty(nb), np.empty(nb), np.empty(nb)
+    to_bodies(model, q, q_b, True)
+    to_bodies(model, x1, x1_b, False)
+    to_bodies(model, x2, x2_b, False)
+    matrix = (algorithm == INERTIA_MATRIX or algorithm == UDU or algorithm == INVERSE_INERTIA
+              or algorithm == ANALYTICAL_INVERSE_INERTIA)
+    out_b = np.zeros((nb + 1 if algorithm == COMPOSITE_BODY else nb if matrix else 2, nb))
+    run_bodies(INERTIA_MATRIX if matrix else algorithm, reals, ints, q_b, x1_b, x2_b, f_ext,
+               workspace, out_b)
+    if algorithm == INVERSE_DYNAMICS or algorithm == BIAS_FORCES or algorithm == GRAVITY:
+        to_coordinates(model, out_b[0], out[0])
+    elif algorithm == ENERGIES:
+        out[:] = 0.0
+        out[0, 0], out[1, 0] = out_b[0, 0], out_b[1, 0]
+    elif algorithm == COMPOSITE_BODY:
+        project(model, out_b[:nb], out[:n])
+        to_coordinates(model, out_b[nb], out[n])
+    elif algorithm == INERTIA_MATRIX:
+        project(model, out_b, out)
+    elif algorithm == UDU:
+        A = np.empty((n, n))
+        project(model, out_b, A)
+        eliminate(A, out[:n], out[n])                           # 000 §5.1 on the numbers
+    else:
+        constrained_inverse(model, out_b, out)
+
+
+@njit
+def constrained_inverse(model, M_b, out):
+    """Write out = (G^T M_b G)^-1, by Cholesky and n unit solves (the mimic joints' I^-1)."""
+    n = out.shape[0]
+    L, e = np.empty((n, n)), np.empty(n)
+    project(model, M_b, L)
+    cholesky(L)
+    for j in range(n):
+        e[:] = 0.0
+        e[j] = 1.0
+        cholesky_solve(L, e, out[j])
+    for j in range(n):                                      # symmetric to the bit
+        for k in range(j):
+            out[j, k] = out[k, j]
+
+
+@numba.njit(inline='always')
+def _finite(out):
+    """Return True if every entry of out (rows, n) is finite."""
+    for i in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            if not math.isfinite(out[i, k]):
+                return False
+    return True
+
+
+_READ = types.Array(types.float64, 1, 'A', readonly=True)
+_VECTOR, _MATRIX = types.float64[::1], types.float64[:, ::1]
+_ENTRY = {'cache': True, 'error_model': 'numpy'}
+
+
+def _signatures(out):
+    """
+    Return the entry's signatures: C-ordered vectors (the usual input), then any layout.
+
+    numba's dispatcher finds an exact match at once; any other float64 vector (read
+    only, strided) converts to the second signature, which takes microseconds longer.
+    """
+    return [types.boolean(types.int64, _VECTOR, types.int64[:, ::1], state, state, state,
+                          _VECTOR, out) for state in (_VECTOR, _READ)]
+
+
+@numba.njit(_signatures(_VECTOR), **_ENTRY)
+def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
+    """
+    :func:`run` at one state without external wrenches, out (n,); True if it is good.
+
+    False, with nothing else done, if q, x1 or x2 is not of length n; False after the
+    run if out is not finite.  The caller's full checks then say why.
+    """
+    n = out.shape[0]
+    if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
+        return False
+    run(algorithm, reals, ints, q, x1, x2, None, workspace, out.reshape((1, n)))
+    return _finite(out.reshape((1, n)))
+
+
+@numba.njit(_signatures(_MATRIX), **_ENTRY)
+def call_matrix(algorithm, reals, ints, q, x1, x2, workspace, out):
+    """:func:`call_vector` for an algorithm whose result is a matrix out (rows, n)."""
+    n = out.shape[1]
+    if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
+        return False
+    run(algorithm, reals, ints, q, x1, x2, None, workspace, out)
+    return _finite(out)

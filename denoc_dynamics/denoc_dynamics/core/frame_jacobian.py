@@ -1,0 +1,225 @@
+"""
+A frame's Jacobian, velocity and acceleration bias J-dot q-dot (paper 000, eqs. 10-14).
+
+The twist of body i, t_i = [w_i; v_i] with v_i the velocity of its joint origin O_i,
+propagates from the base along the frame's support (000 eq. 10, the body referred to
+O_i as everywhere in the core, :mod:`.kinematics`):
+
+    t_i = B_{i,lambda(i)} t_lambda(i) + p_i qd_i,   B_{i,lambda(i)} t = [w; v + w x r_i],
+
+r_i = O_i - O_lambda(i), p_i = [e_i; 0] (revolute) or [0; e_i] (prismatic).  Unrolled
+to a frame f of body b, origin o_f, this is the DeNOC map t = N qd (000 eq. 14) read
+at one point: the velocity of o_f is the sum over the support i of B_{f,i} p_i qd_i,
+so the column of joint i is B_{f,i} p_i:
+
+    revolute:   [e_i x (o_f - O_i); e_i],      prismatic:   [e_i; 0]     (linear first)
+
+the ``'local_world_aligned'`` Jacobian; ``'world'`` moves the point to the base origin
+(e_i x (0 - O_i) = O_i x e_i), ``'local'`` turns both parts into the frame's axes,
+R_f^T.  With mimic joints, body k's column adds a_k times itself to its leader's
+column: J G, G the map of :class:`~.robot.Robot` (q_bodies = G q + b).
+
+The time derivative of eq. 10 at qdd = 0 (000 after eq. 17: t-dot = N qdd + N-dot qd)
+gives the twist rate t-dot_i = [alpha_i; a_i], a_i the classical acceleration of
+O_i:
+
+    t-dot_i = B_{i,lambda(i)} t-dot_lambda(i) + B-dot_{i,lambda(i)} t_lambda(i) + p-dot_i qd_i,
+
+    B-dot t_lambda = [0; w_lambda x (v_i - v_lambda)],   v_i - v_lambda = w_lambda x r_i
+                                                          (+ e_i qd_i, prismatic),
+    p-dot_i = [w_lambda x e_i; 0] (revolute),   [0; w_lambda x e_i] (prismatic),
+
+so that, with w = w_lambda(i) and alpha = alpha_lambda(i),
+
+    revolute:   alpha_i = alpha + (w x e_i) qd_i,   a_i = a + alpha x r_i + w x (w x r_i)
+    prismatic:  alpha_i = alpha,   a_i = a + alpha x r_i + w x (w x r_i) + 2 (w x e_i) qd_i
+
+and at the frame's origin, s = o_f - O_b: a_f = a_b + alpha_b x s + w_b x (w_b x s).
+``frame_acceleration_bias`` returns the classical acceleration at qdd = 0, as
+Pinocchio's ``getFrameClassicalAcceleration`` in each reference: [a_f; alpha_b] in
+``'local_world_aligned'`` (this is d(J qd)/dt of that Jacobian, J-dot qd), turned by
+R_f^T in ``'local'``, and in ``'world'`` the classical acceleration of the body point
+at the base origin, a_f - alpha x o_f - w x (w x o_f).
+"""
+
+import numba
+from numba import types
+import numpy as np
+
+from .frames import bad_state, CHECKED, MATRIX, MODEL, not_finite, place_frame, VECTOR
+from .spatial import njit, njit_inline
+
+#: ``reference`` codes of the kernels (:data:`.task_space.REFERENCES`).
+LOCAL, LOCAL_WORLD_ALIGNED, WORLD = 0, 1, 2
+
+
+@njit_inline
+def _column(R, O, prismatic, k, point):
+    """Return column k of the Jacobian at ``point`` (linear first): B_{f,k} p_k."""
+    e0, e1, e2 = R[k, 0, 2], R[k, 1, 2], R[k, 2, 2]
+    if prismatic[k]:
+        return e0, e1, e2, 0.0, 0.0, 0.0
+    s0, s1, s2 = point[0] - O[k, 0], point[1] - O[k, 1], point[2] - O[k, 2]
+    return e1 * s2 - e2 * s1, e2 * s0 - e0 * s2, e0 * s1 - e1 * s0, e0, e1, e2
+
+
+@njit_inline
+def _point(T, reference):
+    """Return the point the linear rows refer to: o_f, or the base origin for 'world'."""
+    if reference == WORLD:
+        return (0.0, 0.0, 0.0)
+    return (T[0, 3], T[1, 3], T[2, 3])
+
+
+@njit_inline
+def _to_local(T, x, offset):
+    """Turn x[offset:offset + 3] into the frame's axes in place: R_f^T x."""
+    x0, x1, x2 = x[offset], x[offset + 1], x[offset + 2]
+    for a in range(3):
+        x[offset + a] = T[0, a] * x0 + T[1, a] * x1 + T[2, a] * x2
+
+
+@njit
+def frame_jacobian(reals, ints, frame_ints, frame_reals, q, workspace, J):
+    """Write the frame's Jacobian (6, n) at q, rows [linear; angular], into J; return 0."""
+    _columns(reals, ints, frame_ints, frame_reals, q, q, False, workspace, J)
+    return 0
+
+
+@njit
+def frame_velocity(reals, ints, frame_ints, frame_reals, q, qd, workspace, v):
+    """Write the frame's velocity J qd (6,) at (q, qd) into v; return 0."""
+    _columns(reals, ints, frame_ints, frame_reals, q, qd, True, workspace, v.reshape((6, 1)))
+    return 0
+
+
+@njit_inline
+def _columns(reals, ints, frame_ints, frame_reals, q, qd, velocity, workspace, out):
+    """
+    Write J (6, n) into out, or with ``velocity``, J qd (6, 1): the columns B_{f,k} p_k.
+
+    Body k's column goes to its coordinate's, times a_k (mimic joints: J G).
+    """
+    T = np.empty((4, 4))
+    model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    R, O, prismatic, support = data.R, data.O, model.prismatic, frame.support
+    point = _point(T, frame.reference)
+    out[:] = 0.0
+    for j in range(support.shape[0]):
+        k = support[j]
+        a, c = frame.a[k], frame.column[k]
+        x = _column(R, O, prismatic, k, point)
+        if velocity:
+            a, c = a * qd[c], 0                                     # qd_k = a_k qd_leader
+        for row in range(6):
+            out[row, c] += a * x[row]
+    if frame.reference == LOCAL:
+        for c in range(out.shape[1]):
+            _to_local(T, out[:, c], 0)
+            _to_local(T, out[:, c], 3)
+
+
+@njit
+def frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspace, a_out):
+    """
+    Write the frame's classical acceleration at qdd = 0 (6,) into a_out; return 0.
+
+    The twist and its rate (000 eqs. 10 and 14, derivative at qdd = 0) along the
+    support, then moved to the frame's origin (see the module's docstring).
+    """
+    T = np.empty((4, 4))
+    model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    R, r, O, prismatic, support = data.R, data.r, data.O, model.prismatic, frame.support
+    w, alpha, a = np.zeros(3), np.zeros(3), np.zeros(3)     # w_i, alpha_i, a_i (at O_i)
+    for j in range(support.shape[0]):
+        k = support[j]
+        rate = frame.a[k] * qd[frame.column[k]]
+        _twist_rate_step(R[k, :, 2], r[k], prismatic[k], rate, w, alpha, a)
+    s = np.zeros(3)
+    if support.shape[0]:
+        b = support[support.shape[0] - 1]
+        for row in range(3):
+            s[row] = T[row, 3] - O[b, row]
+    _rigid_point(w, alpha, s, a)                      # O_b -> o_f
+    if frame.reference == WORLD:                      # o_f -> the base origin
+        for row in range(3):
+            s[row] = -T[row, 3]
+        _rigid_point(w, alpha, s, a)
+    for row in range(3):
+        a_out[row], a_out[3 + row] = a[row], alpha[row]
+    if frame.reference == LOCAL:
+        _to_local(T, a_out, 0)
+        _to_local(T, a_out, 3)
+    return 0
+
+
+@njit_inline
+def _twist_rate_step(e, r, prismatic, rate, w, alpha, a):
+    """
+    Step w, alpha and a from body lambda(i) to body i (000 eq. 10 and its rate).
+
+    On entry the parent's, a at O_lambda(i); on exit body i's, a at O_i (the linear
+    velocity v does not enter the accelerations).
+    """
+    wr0, wr1, wr2 = _cross(w, r)
+    we0, we1, we2 = _cross(w, e)
+    # a + alpha x r + w x (w x r)
+    a[0] += alpha[1] * r[2] - alpha[2] * r[1] + w[1] * wr2 - w[2] * wr1
+    a[1] += alpha[2] * r[0] - alpha[0] * r[2] + w[2] * wr0 - w[0] * wr2
+    a[2] += alpha[0] * r[1] - alpha[1] * r[0] + w[0] * wr1 - w[1] * wr0
+    if prismatic:                                     # p = [0; e]
+        a[0] += 2.0 * we0 * rate
+        a[1] += 2.0 * we1 * rate
+        a[2] += 2.0 * we2 * rate
+    else:                                             # p = [e; 0]
+        alpha[0] += we0 * rate
+        alpha[1] += we1 * rate
+        alpha[2] += we2 * rate
+        for row in range(3):
+            w[row] += e[row] * rate
+
+
+@njit_inline
+def _rigid_point(w, alpha, s, a):
+    """Move the classical acceleration a of a body point by s, to a point of the same body."""
+    ws0, ws1, ws2 = _cross(w, s)
+    a[0] += alpha[1] * s[2] - alpha[2] * s[1] + w[1] * ws2 - w[2] * ws1
+    a[1] += alpha[2] * s[0] - alpha[0] * s[2] + w[2] * ws0 - w[0] * ws2
+    a[2] += alpha[0] * s[1] - alpha[1] * s[0] + w[0] * ws1 - w[1] * ws0
+
+
+@njit_inline
+def _cross(x, y):
+    """Return x x y for 3-vectors, as three numbers."""
+    return x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]
+
+
+@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, MATRIX), **CHECKED)
+def frame_jacobian_checked(reals, ints, frame_ints, frame_reals, q, workspace, J):
+    """Run :func:`frame_jacobian` as :func:`.frames.frame_placement_checked` does."""
+    status = bad_state(frame_ints, q, q)
+    if status:
+        return status
+    frame_jacobian(reals, ints, frame_ints, frame_reals, q, workspace, J)
+    return 3 if not_finite(J) else 0
+
+
+@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, VECTOR, VECTOR), **CHECKED)
+def frame_velocity_checked(reals, ints, frame_ints, frame_reals, q, qd, workspace, v):
+    """Run :func:`frame_velocity` as :func:`.frames.frame_placement_checked` does."""
+    status = bad_state(frame_ints, q, qd)
+    if status:
+        return status
+    frame_velocity(reals, ints, frame_ints, frame_reals, q, qd, workspace, v)
+    return 3 if not_finite(v) else 0
+
+
+@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, VECTOR, VECTOR), **CHECKED)
+def frame_acceleration_bias_checked(reals, ints, frame_ints, frame_reals, q, qd, workspace,
+                                    a):
+    """Run :func:`frame_acceleration_bias` as :func:`.frames.frame_placement_checked` does."""
+    status = bad_state(frame_ints, q, qd)
+    if status:
+        return status
+    frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspace, a)
+    return 3 if not_finite(a) else 0

@@ -1,0 +1,183 @@
+"""
+The frames of a robot: every URDF link, and its placement in the base frame.
+
+A link joined to its parent by fixed joints (``flange``, ``tool0``, a hand, a sensor
+frame) is merged into the body it hangs from (:mod:`.urdf`); it keeps its own frame,
+fixed in that body's frame.  A frame f is therefore a body b(f) (-1: the base) and a
+constant offset (R_f,b, s_f,b) in body b's frame, as Pinocchio's frames are a parent
+joint and a placement.  Its pose in the base frame at q is
+
+    R_f = R_b R_f,b,   o_f = O_b + R_b s_f,b,
+
+R_b and O_b the body's orientation and joint origin (000 eqs. 1-9), of which only the
+bodies on the path from the base to b, the support of f, are needed: a frame's
+kinematics walks its support, root first, and nothing else.
+
+A frame kernel takes the model's buffers and two of the frame's own (Python builds
+them once per frame, :func:`frame_buffers`; numba's call costs per argument): the
+int64 ``frame_ints`` and the float64 ``frame_reals``, read inside the kernel through
+the named views of :func:`frame_arrays` (a :class:`FrameArrays`).  They carry the
+support, the offset, the Jacobian's reference and the mimic map: body k's position is
+q_k = a_k q[column_k] + b_k, column_k the coordinate of its leader, (a_k, b_k) = (1, 0)
+and its own coordinate for a coordinate's body; ``leader[k]`` is the leader's body
+(k itself for a coordinate's body).
+"""
+
+from collections import namedtuple
+
+import numba
+from numba import types
+import numpy as np
+
+from .kinematics import placement
+from .model import data_arrays, model_arrays
+from .spatial import njit, njit_inline
+
+#: A frame's named views (:func:`frame_arrays`): the ``reference`` code of its
+#: Jacobian (:data:`.task_space.REFERENCES`), the number ``n`` of coordinates, its
+#: ``support`` (the bodies from the base to its body b, root first; empty on the
+#: base), its ``offset`` R_f,b (9, row-major) and s_f,b (3) in body b's frame as the
+#: model turns it (:class:`.model.Model`: the body frame's z is the joint axis), and
+#: the mimic map ``column``, ``leader``, ``a``, ``b`` per body.
+FrameArrays = namedtuple('FrameArrays', ['reference', 'n', 'support', 'offset', 'column',
+                                         'leader', 'a', 'b'])
+
+
+def frame_buffers(chain, A, f, reference):
+    """
+    Return (frame_ints, frame_reals) of frame ``f`` of ``chain`` with ``reference``.
+
+    frame_ints = [reference, n, s, support (s), column, leader (n_bodies each)] and
+    frame_reals = [R_f,b (9), s_f,b (3), a, b (n_bodies each)], as :func:`frame_arrays`
+    reads them.
+    """
+    b = int(chain.frame_body[f])
+    pose = chain.frame_pose[f]
+    support = []
+    k = b
+    while k >= 0:
+        support.append(k)
+        k = int(chain.parent[k])
+    turn = A[b].T if b >= 0 else np.eye(3)
+    mimic = chain.mimic_leader >= 0
+    leader = np.where(mimic, chain.mimic_leader, np.arange(chain.n))
+    column = np.empty(chain.n, dtype=np.int64)
+    column[chain.coordinates] = np.arange(len(chain.coordinates))
+    ints = np.concatenate(([reference, len(chain.coordinates), len(support)], support[::-1],
+                           column[leader], leader)).astype(np.int64)
+    reals = np.concatenate(((turn @ pose[:3, :3]).ravel(), turn @ pose[:3, 3],
+                            np.where(mimic, chain.mimic_multiplier, 1.0),
+                            np.where(mimic, chain.mimic_offset, 0.0)))
+    return ints, reals
+
+
+@njit_inline
+def frame_arrays(frame_ints, frame_reals, n_bodies):
+    """Return the frame's :class:`FrameArrays` (views of its two buffers, no copy)."""
+    s = frame_ints[2]
+    return FrameArrays(reference=frame_ints[0], n=frame_ints[1], support=frame_ints[3:3 + s],
+                       offset=frame_reals[:12],
+                       column=frame_ints[3 + s:3 + s + n_bodies],
+                       leader=frame_ints[3 + s + n_bodies:3 + s + 2 * n_bodies],
+                       a=frame_reals[12:12 + n_bodies],
+                       b=frame_reals[12 + n_bodies:12 + 2 * n_bodies])
+
+
+@njit_inline
+def support_placements(model, frame, q, data):
+    """
+    Fill R_i, r_i and O_i of ``data`` for the bodies of the frame's support at q.
+
+    Each body's position q_i = a_i q[column_i] + b_i goes to the workspace's phi slot
+    (data.phi), which :func:`.kinematics.placement` reads.
+    """
+    R, r, O, q_body = data.R, data.r, data.O, data.phi
+    support = frame.support
+    for j in range(support.shape[0]):
+        i = support[j]
+        q_body[i] = frame.a[i] * q[frame.column[i]] + frame.b[i]
+        placement(model, q_body, i, R, r, O)
+
+
+@njit_inline
+def frame_pose(frame, R, O, T):
+    """
+    Write the frame's pose [[R_f, o_f], [0, 1]] into T (4, 4), its support placed.
+
+    R_f = R_b R_f,b and o_f = O_b + R_b s_f,b; on the base, R_f,b and s_f,b themselves.
+    """
+    s, offset = frame.support.shape[0], frame.offset
+    for row in range(3):
+        for col in range(3):
+            if s:
+                b = frame.support[s - 1]
+                T[row, col] = (R[b, row, 0] * offset[col] + R[b, row, 1] * offset[3 + col]
+                               + R[b, row, 2] * offset[6 + col])
+            else:
+                T[row, col] = offset[3 * row + col]
+        if s:
+            b = frame.support[s - 1]
+            T[row, 3] = O[b, row] + (R[b, row, 0] * offset[9] + R[b, row, 1] * offset[10]
+                                     + R[b, row, 2] * offset[11])
+        else:
+            T[row, 3] = offset[9 + row]
+        T[3, row] = 0.0
+    T[3, 3] = 1.0
+
+
+@njit_inline
+def place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T):
+    """Place the frame's support at q, write its pose into T; return (model, data, frame)."""
+    n = ints.shape[1]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    frame = frame_arrays(frame_ints, frame_reals, n)
+    support_placements(model, frame, q, data)
+    frame_pose(frame, data.R, data.O, T)
+    return model, data, frame
+
+
+@njit
+def frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T):
+    """Write the pose (4, 4) of a frame in the base frame at q into T; return 0."""
+    place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    return 0
+
+
+#: The argument types of the checked entries (one state, as the API passes it).
+VECTOR, INTS, MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
+MODEL = (VECTOR, types.int64[:, ::1], INTS, VECTOR)
+CHECKED = {'cache': True, 'error_model': 'numpy'}
+
+
+@njit_inline
+def not_finite(x):
+    """Return True if an entry of x (any shape) is NaN or infinite."""
+    for value in x.flat:
+        if not np.isfinite(value):
+            return True
+    return False
+
+
+@njit_inline
+def bad_state(frame_ints, q, qd):
+    """Return 1 if q or qd is not of length n, 2 if one is not finite, else 0."""
+    n = frame_ints[1]
+    if q.shape[0] != n or qd.shape[0] != n:
+        return 1
+    return 2 if not_finite(q) or not_finite(qd) else 0
+
+
+@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, MATRIX), **CHECKED)
+def frame_placement_checked(reals, ints, frame_ints, frame_reals, q, workspace, T):
+    """
+    Run :func:`frame_placement` on one state as the API passes it; 0, or why not.
+
+    For the API's fast path: compiled for these types only (anything else is a
+    TypeError from numba's dispatch, and the caller's full checks take over); 1 if q
+    is not of length n, 2 if it is not finite, 3 if the result is not.
+    """
+    status = bad_state(frame_ints, q, q)
+    if status:
+        return status
+    frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    return 3 if not_finite(T) else 0

@@ -1,0 +1,227 @@
+"""
+Payloads: rigid bodies fixed to links, attached at run time and identified from motion.
+
+A payload is attached without re-reading the URDF, and identified by least squares on
+the joint-torque regressor.
+
+Attaching.  A payload of mass m_p, mass centre c_p and inertia I_p (about c_p), both
+in the frame of a link L, joins the body k that L is merged into.  With L's pose
+(R_L, o_L) in body k's frame (the URDF link frame of joint k), the payload's mass
+centre there is c = R_L c_p + o_L and its inertia R_L I_p R_L^T; body k's mass, mass
+centre and inertia combine with them by the parallel-axis theorem, exactly as the
+URDF reader merges a link on a fixed joint.  Only body k's constants change: the new
+robot shares every other array with the old one.  Adding a positive semidefinite
+inertia never lowers an articulated-body inertia m^_k (000 eq. 33), so the check that
+every joint moves mass holds without running it again.
+
+Identification.  tau = Y pi (:mod:`.regressor`) with the robot's own parameters known:
+
+    tau - ID(q, qd, qdd) = Y_k Delta pi_k = (Y_k L) phi
+
+Y_k the ten columns of body k, phi = [m, m c_p, I_O,p] the payload's parameters in
+link L's frame about L's origin, and L (10 x 10) the linear map from phi to body k's
+parameters: the spatial inertia M(phi) = [[I_O, [h x]], [-[h x], m 1]] moved from L's
+frame to body k's is X^T M(phi) X, linear in phi (X the motion transform from body k's
+frame to L's).  Stacking the N samples gives an overdetermined linear system, solved
+by least squares; its columns are scaled to unit norm first, and the condition number
+of the scaled matrix is reported.  A matrix of lower rank (a parameter that the data
+never excites, such as every inertia when nothing accelerates) is refused with the
+parameter it cannot determine.
+"""
+
+import copy
+import dataclasses
+import threading
+from typing import Dict, NamedTuple
+
+import numpy as np
+
+from .model import body_constants, model_arrays
+from .regressor import INERTIA_PAIRS
+from .urdf import _check_triangle, merge_inertias, principal_moments, PSD_TOLERANCE
+
+#: identify_payload refuses data whose column-scaled regressor has a larger condition.
+MAX_CONDITION = 1e8
+
+#: The payload's parameters phi, in Pinocchio's order (link frame, about its origin).
+PARAMETER_NAMES = ('m', 'm c_x', 'm c_y', 'm c_z', 'I_xx', 'I_xy', 'I_yy', 'I_xz', 'I_yz',
+                   'I_zz')
+
+
+def link_body(robot, link: str):
+    """
+    Return (k, T): the body that ``link`` is merged into and its pose (4, 4) there.
+
+    k is -1 for a link fixed to the base.  ValueError for a link that the robot does not
+    have (unknown, or dropped with a side branch).
+    """
+    poses: Dict = robot.chain.link_poses
+    if link not in poses:
+        dropped = link in robot.chain.dropped_links
+        raise ValueError(f'unknown link {link!r}' + (
+            ': it was dropped with its side branch (side_branches="drop")' if dropped else
+            f'; the robot has {sorted(poses)}'))
+    return poses[link]
+
+
+def checked_payload(mass, com, inertia, link: str = 'payload'):
+    """
+    Return (mass, com (3,), inertia (3, 3)) as floats; ValueError for a non-physical body.
+
+    That is: NaN or Inf anywhere, a negative mass, an asymmetric tensor, or one that
+    fails the URDF reader's checks (negative principal moments, triangle inequality).
+    """
+    mass = float(mass)
+    com = np.array(com, dtype=float).reshape(-1)
+    inertia = np.array(inertia, dtype=float)
+    if not np.isfinite(mass) or mass < 0.0:
+        raise ValueError(f'payload on {link!r}: mass must be finite and >= 0, got {mass}')
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise ValueError(f'payload on {link!r}: center of mass must be 3 finite numbers, '
+                         f'got {com.tolist()}')
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise ValueError(f'payload on {link!r}: inertia must be a finite (3, 3) tensor, '
+                         f'got shape {inertia.shape}')
+    if np.abs(inertia - inertia.T).max() > 1e-12 * max(1.0, np.abs(inertia).max()):
+        raise ValueError(f'payload on {link!r}: inertia tensor is not symmetric')
+    moments = principal_moments(inertia)
+    if moments[0] < -PSD_TOLERANCE * max(1.0, float(np.abs(inertia).max())):
+        raise ValueError(f'payload on {link!r}: inertia tensor is not positive '
+                         f'(semi)definite, principal moments {moments}')
+    _check_triangle([f'payload on {link}'], inertia)
+    return mass, com, inertia
+
+
+def with_payload(robot, link: str, mass: float, com, inertia):
+    """
+    Return a copy of ``robot`` with a rigid payload fixed to ``link`` (see the module).
+
+    ``com`` (3,) in the link's frame; ``inertia`` (3, 3) about the payload's mass centre,
+    in the link's frame.  O(1) beyond the checks: one body's constants change.
+    """
+    k, T = link_body(robot, link)
+    mass, com, inertia = checked_payload(mass, com, inertia, link)
+    new = copy.copy(robot)
+    new._local = threading.local()             # its own workspaces
+    if k < 0:                                  # fixed to the base: it never moves
+        new.chain = dataclasses.replace(
+            robot.chain, root_mass_ignored=robot.chain.root_mass_ignored + mass)
+        return new
+    R = T[:3, :3]
+    chain = robot.chain
+    m_k, c_k, I_k = merge_inertias([(chain.mass[k], chain.com[k], chain.inertia[k]),
+                                    (mass, R @ com + T[:3, 3], R @ inertia @ R.T)])
+    body_mass, body_com, body_inertia = chain.mass.copy(), chain.com.copy(), \
+        chain.inertia.copy()
+    body_mass[k], body_com[k], body_inertia[k] = m_k, c_k, I_k
+    _check_triangle(chain.merged_links[k] + [f'payload on {link}'], I_k)
+    new.chain = dataclasses.replace(chain, mass=body_mass, com=body_com, inertia=body_inertia)
+    new.model = model = copy.copy(robot.model)
+    model.reals = robot.model.reals.copy()
+    arrays = model_arrays(model.reals, model.ints)
+    arrays.m[k], arrays.c[k], arrays.I_O[k] = body_constants(model.A[k], m_k, c_k, I_k)
+    new._reals = model.reals
+    return new
+
+
+class _Payload(NamedTuple):
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+class PayloadEstimate(_Payload):
+    """
+    An identified payload, (mass, com (3,), inertia (3, 3) about the mass centre).
+
+    Both in the link's frame, with how well the data determined it: ``condition``, the
+    condition number of the column-scaled least-squares problem; ``residual_rms``, the
+    RMS of the joint efforts it leaves unexplained [N m]; ``samples``, the states used.
+    """
+
+    def __new__(cls, mass, com, inertia, condition, residual_rms, samples):
+        """Unpack as (mass, com, inertia); the rest are attributes."""
+        self = super().__new__(cls, mass, com, inertia)
+        self.condition, self.residual_rms, self.samples = condition, residual_rms, samples
+        return self
+
+
+def parameter_map(T) -> np.ndarray:
+    """
+    Return L (10 x 10): body parameters = L phi, phi a payload's in the frame T (4, 4).
+
+    Column c is the body parameters of the spatial inertia X^T M(e_c) X (see the module).
+    """
+    R, o = T[:3, :3], T[:3, 3]
+    L = np.empty((10, 10))
+    k, l = np.array(INERTIA_PAIRS).T
+    for c in range(10):
+        phi = np.zeros(10)
+        phi[c] = 1.0
+        m, h = phi[0], phi[1:4]
+        I_O = np.zeros((3, 3))
+        I_O[k, l] = I_O[l, k] = phi[4:]
+        h_b, I_b = R @ h, R @ I_O @ R.T               # turned into the body's axes
+        # moved from the link origin to the body origin by -o: I_O' = I_O + m [o]^T [o]
+        # + [o]^T [h] + [h]^T [o], h' = h + m o
+        o_x, h_x = _skew(o), _skew(h_b)
+        I_moved = I_b + m * o_x.T @ o_x + o_x.T @ h_x + h_x.T @ o_x
+        L[:, c] = np.concatenate(([m], h_b + m * o, I_moved[k, l]))
+    return L
+
+
+def _skew(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def identify_payload(robot, link: str, q, qd, qdd, tau) -> PayloadEstimate:
+    """
+    Return the payload on ``link`` that explains tau - ID(q, qd, qdd), (N, n) samples.
+
+    Least squares on the regressor columns of the link's body (see the module).
+    ValueError, with the reason, when the data cannot determine the ten parameters.
+    """
+    k, T = link_body(robot, link)
+    if k < 0:
+        raise ValueError(f'link {link!r} is fixed to the base: a payload there moves with '
+                         'no joint, and no joint effort can identify it')
+    q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd, tau))
+    shapes = {x.shape for x in (q, qd, qdd, tau)}
+    if len(shapes) != 1 or q.ndim != 2 or q.shape[1] != robot.n:
+        raise ValueError(f'q, qd, qdd and tau must be (N, {robot.n}) samples of one shape, '
+                         f'got {[x.shape for x in (q, qd, qdd, tau)]}')
+    if not np.all(np.isfinite(tau)):
+        raise ValueError('tau contains NaN or Inf')
+    N = q.shape[0]
+    if N * robot.n < 10:
+        raise ValueError(f'{N} samples of {robot.n} joints give {N * robot.n} equations '
+                         'for 10 unknowns')
+    A = (robot.regressor(q, qd, qdd)[..., 10 * k:10 * k + 10] @ parameter_map(T))
+    A = A.reshape(-1, 10)
+    b = (tau - robot.inverse_dynamics(q, qd, qdd)).reshape(-1)
+    scale = np.linalg.norm(A, axis=0)
+    unexcited = [PARAMETER_NAMES[c] for c in np.flatnonzero(scale <= 1e-12 * scale.max())]
+    if scale.max() == 0.0 or unexcited:
+        raise ValueError(f'the data cannot determine the payload on {link!r}: no joint '
+                         f'effort depends on {", ".join(unexcited) or "any parameter"} '
+                         '(move the joints that carry the link, with accelerations)')
+    A_s = A / scale
+    U, s, Vt = np.linalg.svd(A_s, full_matrices=False)
+    condition = float(s[0] / s[-1]) if s[-1] > 0 else np.inf
+    if not condition <= MAX_CONDITION:
+        worst = np.argsort(-np.abs(Vt[-1]))[:3]
+        raise ValueError(
+            f'the data cannot determine the payload on {link!r}: condition number '
+            f'{condition:.3g} > {MAX_CONDITION:.0g}; the least determined combination '
+            f'is mostly {", ".join(PARAMETER_NAMES[c] for c in worst)} (use an exciting '
+            'trajectory: denoc_dynamics.excitation)')
+    phi = (Vt.T @ ((U.T @ b) / s)) / scale
+    residual = float(np.sqrt(np.mean((A @ phi - b) ** 2)))
+    mass = float(phi[0])
+    com = phi[1:4] / mass if mass != 0.0 else np.zeros(3)
+    I_O = np.zeros((3, 3))
+    kk, ll = np.array(INERTIA_PAIRS).T
+    I_O[kk, ll] = I_O[ll, kk] = phi[4:]
+    c_x = _skew(com)
+    inertia = I_O - mass * c_x.T @ c_x                # about the mass centre
+    return PayloadEstimate(mass, com, inertia, condition, residual, N)

@@ -1,0 +1,156 @@
+"""
+dynamics_node's estimate of what the world does to the robot: external torques and contact.
+
+With ``estimate_external_torques`` true, every accepted joint state's positions,
+velocities and efforts (the measured link-side joint torques, as Franka's tau_J and
+sim_node's joint_states give them) feed the momentum observer of
+:mod:`..core.momentum_observer` (De Luca and Mattone, ICRA 2005; Haddadin, De Luca and
+Albu-Schaeffer, IEEE T-RO 2017), gain ``external_torque_gain`` K [1/s]: the estimate
+follows the external torques through a first-order lag of time constant 1/K.  The
+joint states' header stamps give the time steps.
+
+Friction and damping do not read as contact as long as ``effort`` is the torque that
+reaches the links (a joint torque sensor's; sim_node publishes exactly that): the
+observer's model I qdd + C qd + g = tau + tau_ext then has no friction term to miss.
+A robot whose ``effort`` is the motor's torque must compensate its friction first.
+
+Publishes (for every accepted state)
+  ``~/external_torques`` (sensor_msgs/JointState): the estimate r, in ``effort``.
+  ``~/external_wrench`` (geometry_msgs/WrenchStamped): the wrench at the origin of
+  ``external_wrench_frame`` (default: the chain's last link), in the base frame's axes
+  (``header.frame_id`` the base link), that explains r: tau_ext = J^T F, J the frame's
+  6 x n Jacobian [v; w].  F solves it in the least-squares sense, damped near
+  singularities (Nakamura and Hanafusa, 1986; Maciejewski and Klein, 1988):
+  F = (J J^T + lambda^2 1)^-1 J r with lambda^2 = (1 - (s_min / eps)^2) lambda_max^2
+  when the smallest singular value s_min of J is below eps
+  (``external_wrench_singular_value``), else 0.
+  ``~/contact`` (std_msgs/Bool): true while some |r_i| exceeds its threshold
+  (``contact_threshold``: one value for all joints or one per joint [N m or N]).
+"""
+
+import math
+
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool
+
+from .joint_io import Rejected
+from .parameters import OBSERVER
+from ..core.ft_sensor import link_placement
+from ..core.momentum_observer import MomentumObserver
+
+#: lambda_max of the damped least squares, relative to the largest singular value of J.
+DAMPING_MAX = 0.1
+
+
+def frame_jacobian(robot, q, frame: str) -> np.ndarray:
+    """
+    Return the 6 x n Jacobian [v; w] of ``frame``'s origin in base axes at q.
+
+    Column m: [e_m x (P - O_m); e_m] for a revolute joint, [e_m; 0] for a prismatic
+    one, over the joints from the frame's body to the base, projected on the
+    coordinates (G^T with mimic joints).
+    """
+    jacobian = getattr(robot, 'frame_jacobian', None)
+    if jacobian is not None:
+        return np.asarray(jacobian(q, frame))
+    k, T = link_placement(robot.chain, frame)
+    kin = robot.kinematics(q)
+    J = np.zeros((6, robot.n_bodies))
+    if k >= 0:
+        P = kin.O[k] + kin.R[k] @ T[:3, 3]
+        m = k
+        parent = robot.model.ints[0]
+        while m >= 0:
+            e = kin.e[m]
+            if kin.prismatic[m]:
+                J[:3, m] = e
+            else:
+                J[:3, m], J[3:, m] = np.cross(e, P - kin.O[m]), e
+            m = parent[m]
+    return J if robot._G is None else J @ robot._G
+
+
+def wrench_from_torques(J, tau, eps):
+    """Return F with J^T F = tau in the damped least-squares sense (module doc)."""
+    s = np.linalg.svd(J, compute_uv=False)
+    damping = 0.0
+    if s.size and s[-1] < eps:
+        damping = (1.0 - (s[-1] / eps) ** 2) * (DAMPING_MAX * s[0]) ** 2
+    A = J @ J.T + damping * np.eye(6)
+    return np.linalg.lstsq(A, J @ tau, rcond=None)[0]
+
+
+class ExternalTorques:
+    """The observer's parameters, state and publishers on a dynamics node (module doc)."""
+
+    def __init__(self, node):
+        """Declare the parameters; create the publishers if the estimate is on."""
+        self.node = node
+        values = OBSERVER.declare(node)
+        self.enabled = values.estimate_external_torques
+        self.gain = values.external_torque_gain
+        self.frame = values.external_wrench_frame
+        self.eps = values.external_wrench_singular_value
+        self.threshold_param = list(values.contact_threshold)
+        self.observer = None
+        self.last_stamp = None
+        self.pubs = None
+        if self.enabled:
+            self.pubs = (node.create_publisher(JointState, '~/external_torques', 10),
+                         node.create_publisher(WrenchStamped, '~/external_wrench', 10),
+                         node.create_publisher(Bool, '~/contact', 10))
+
+    def set_model(self, robot):
+        """Start a new observer on ``robot``; RuntimeError for bad parameters."""
+        if not self.enabled:
+            return
+        try:
+            thresholds = np.asarray(self.threshold_param, dtype=float)
+            if thresholds.size not in (1, robot.n) or not np.all(thresholds >= 0.0):
+                raise ValueError(f'contact_threshold needs 1 or {robot.n} values >= 0, got '
+                                 f'{self.threshold_param}')
+            frame = self.frame or robot.chain.tip_link or robot.chain.link_names[-1]
+            link_placement(robot.chain, frame)
+            observer = MomentumObserver(robot, self.gain)
+        except ValueError as exc:
+            raise RuntimeError(f'external torques: {exc}') from exc
+        self.robot, self.wrench_frame = robot, frame
+        self.thresholds = np.broadcast_to(thresholds, (robot.n,))
+        self.observer = observer
+        self.last_stamp = None
+        self.torques_msg = JointState(name=robot.joint_names)
+        self.wrench_msg = WrenchStamped()
+        self.wrench_msg.header.frame_id = robot.chain.base_link
+        self.contact_msg = Bool()
+
+    def update(self, msg, q, qd):
+        """Take an accepted joint state; publish the estimate (Rejected if unusable)."""
+        if self.observer is None:
+            return
+        tau = self.node.states.read_request(msg, True, True)[2]
+        if len(msg.effort) == 0:
+            raise Rejected('no effort', 'the joint state has no effort (measured torques) '
+                                        'for the external torque estimate')
+        stamp = msg.header.stamp
+        t = stamp.sec + 1e-9 * stamp.nanosec
+        dt = math.nan if self.last_stamp is None else t - self.last_stamp
+        if self.last_stamp is not None and not dt > 0.0:
+            raise Rejected('stamp', f'joint state stamp {t:.9f} s not after the last '
+                                    f'{self.last_stamp:.9f} s')
+        self.last_stamp = t
+        r = self.observer.update(q, qd, tau, dt if dt > 0.0 else 0.0)
+        pub_torques, pub_wrench, pub_contact = self.pubs
+        self.torques_msg.header.stamp = stamp
+        self.torques_msg.effort = r.tolist()
+        pub_torques.publish(self.torques_msg)
+        J = frame_jacobian(self.robot, q, self.wrench_frame)
+        F = wrench_from_torques(J, r, self.eps)
+        w = self.wrench_msg
+        w.header.stamp = stamp
+        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(x) for x in F[:3])
+        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(x) for x in F[3:])
+        pub_wrench.publish(w)
+        self.contact_msg.data = bool(np.any(np.abs(r) > self.thresholds))
+        pub_contact.publish(self.contact_msg)

@@ -1,0 +1,158 @@
+"""
+The one entry of every Robot call, the O(n^2) inverse, the gravity and energy passes.
+
+* I^-1 by n unit solves on the articulated bodies (O(n^2)) equals the analytical
+  U^-T D^-1 U^-1 of 000 eqs. 36-41, and I^-1 I = 1, on every robot of the tests:
+  the bundled arms, the planar arm, random chains and trees (with mimic joints);
+* the gravity pass equals ID(q, 0, 0), and the energies equal qd^T I qd / 2 and
+  -sum m_i g . C_i from the kinematics;
+* the one-state route and the checked route give the same numbers to the bit, for
+  arrays that are read-only, strided, of integers, lists, and on a new thread; bad
+  input takes the checked route and its errors, whatever the call;
+* the mimic map is public and gives q_b = G q + b.
+"""
+
+import threading
+
+from denoc_dynamics import load_urdf
+from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.sample_urdfs import random_chain_urdf, random_tree_urdf
+import numpy as np
+import pytest
+
+
+def _robots():
+    robots = {name: load_urdf(bundled_urdf(name))
+              for name in ('denoc_arm7', 'denoc_arm7_gripper', 'planar3')}
+    for seed, n in enumerate((2, 7, 15, 30)):
+        robots[f'chain{n}'] = load_urdf(random_chain_urdf(np.random.default_rng(seed), n))
+        robots[f'tree{n}'] = load_urdf(random_tree_urdf(np.random.default_rng(seed), n,
+                                                        mimic=0.3))
+    return robots
+
+
+ROBOTS = _robots()
+
+
+def _stacked(pair):
+    """Return a (..., n, n) matrix with the (..., n) vector of ``pair`` below it."""
+    return np.concatenate((pair[0], pair[1][..., None, :]), axis=-2)
+
+
+#: Every public call with its state arrays, by name.
+CALLS = {
+    'inverse_dynamics': lambda r, q, qd, x: r.inverse_dynamics(q, qd, x),
+    'bias_forces': lambda r, q, qd, x: r.bias_forces(q, qd),
+    'gravity_torques': lambda r, q, qd, x: r.gravity_torques(q),
+    'forward_dynamics': lambda r, q, qd, x: r.forward_dynamics(q, qd, x),
+    'forward_dynamics cholesky': lambda r, q, qd, x: r.forward_dynamics(q, qd, x, 'cholesky'),
+    'inertia_matrix': lambda r, q, qd, x: r.inertia_matrix(q),
+    'udu': lambda r, q, qd, x: _stacked(r.udu(q)),
+    'inverse_inertia_matrix': lambda r, q, qd, x: r.inverse_inertia_matrix(q),
+    'analytical inverse': lambda r, q, qd, x: r.inverse_inertia_matrix(q, 'analytical'),
+    'composite_body': lambda r, q, qd, x: _stacked(r.composite_body(q, qd)),
+    'kinetic_energy': lambda r, q, qd, x: r.kinetic_energy(q, qd),
+    'potential_energy': lambda r, q, qd, x: r.potential_energy(q),
+}
+
+
+@pytest.mark.parametrize('name', sorted(ROBOTS))
+def test_the_quadratic_inverse_is_the_analytical_one_and_inverts_the_gim(name):
+    robot = ROBOTS[name]
+    rng = np.random.default_rng(1)
+    for q in rng.uniform(-1.5, 1.5, (3, robot.n)):
+        I = robot.inertia_matrix(q)
+        I_inv = robot.inverse_inertia_matrix(q)
+        analytical = robot.inverse_inertia_matrix(q, method='analytical')
+        scale = np.abs(analytical).max()
+        assert np.abs(I_inv - analytical).max() <= 1e-12 * scale * np.linalg.cond(I)
+        assert np.abs(I_inv @ I - np.eye(robot.n)).max() <= 1e-13 * np.linalg.cond(I)
+        np.testing.assert_array_equal(I_inv, I_inv.T)
+    Q = rng.uniform(-1.5, 1.5, (2, 2, robot.n))
+    np.testing.assert_array_equal(robot.inverse_inertia_matrix(Q)[1, 0],
+                                  robot.inverse_inertia_matrix(Q[1, 0]))
+
+
+def test_the_quadratic_inverse_on_a_long_chain():
+    robot = load_urdf(random_chain_urdf(np.random.default_rng(5), 120))
+    q = np.random.default_rng(2).uniform(-1.5, 1.5, robot.n)
+    I, I_inv = robot.inertia_matrix(q), robot.inverse_inertia_matrix(q)
+    cond = np.linalg.cond(I)
+    assert np.abs(I_inv @ I - np.eye(robot.n)).max() <= 1e-13 * cond
+    analytical = robot.inverse_inertia_matrix(q, method='analytical')
+    assert np.abs(I_inv - analytical).max() <= 1e-12 * cond * np.abs(analytical).max()
+
+
+def test_an_unknown_inverse_method_is_refused():
+    with pytest.raises(ValueError, match='analytical'):
+        ROBOTS['denoc_arm7'].inverse_inertia_matrix(np.zeros(7), method='cholesky')
+
+
+@pytest.mark.parametrize('name', sorted(ROBOTS))
+def test_gravity_and_energies_by_their_own_passes(name):
+    robot = ROBOTS[name]
+    rng = np.random.default_rng(2)
+    zero = np.zeros(robot.n)
+    for q, qd in rng.uniform(-1.5, 1.5, (3, 2, robot.n)):
+        g = robot.gravity_torques(q)
+        assert np.abs(g - robot.inverse_dynamics(q, zero, zero)).max() <= 1e-13 * (
+            np.abs(g).max() + 1.0)
+        T = robot.kinetic_energy(q, qd)
+        assert abs(T - 0.5 * qd @ robot.inertia_matrix(q) @ qd) <= 1e-13 * (abs(T) + 1.0)
+        C = robot.kinematics(q).C
+        V = -np.einsum('i,ij,j->', robot.chain.mass, C, robot.gravity)
+        assert abs(robot.potential_energy(q) - V) <= 1e-13 * (abs(V) + 1.0)
+
+
+@pytest.mark.parametrize('call', sorted(CALLS))
+@pytest.mark.parametrize('name', ['denoc_arm7', 'denoc_arm7_gripper', 'tree15'])
+def test_every_route_of_the_entry_gives_the_same_numbers(name, call):
+    robot, f = ROBOTS[name], CALLS[call]
+    rng = np.random.default_rng(3)
+    q, qd, x = rng.uniform(-1.0, 1.0, (3, robot.n))
+    expected = np.asarray(f(robot, q, qd, x))
+    read_only = [a.copy() for a in (q, qd, x)]
+    for a in read_only:
+        a.flags.writeable = False
+    strided = [np.repeat(a, 2)[::2] for a in (q, qd, x)]
+    variants = {'read-only': read_only, 'strided': strided,
+                'lists': [a.tolist() for a in (q, qd, x)],
+                'big-endian': [a.astype('>f8') for a in (q, qd, x)]}
+    for variant, args in variants.items():
+        np.testing.assert_array_equal(np.asarray(f(robot, *args)), expected, err_msg=variant)
+    results = []
+    thread = threading.Thread(target=lambda: results.append(f(robot, q, qd, x)))
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(np.asarray(results[0]), expected, err_msg='new thread')
+    batch = np.asarray(f(robot, *(np.stack([a, a]) for a in (q, qd, x))))
+    np.testing.assert_array_equal(batch[1], expected, err_msg='batch')
+
+
+@pytest.mark.parametrize('call', sorted(CALLS))
+def test_bad_input_gets_the_checked_errors_on_every_call(call):
+    robot, f = ROBOTS['denoc_arm7'], CALLS[call]
+    good = np.full(7, 0.1)
+    for bad, message in ((np.full(8, 0.1), r'shape \(\.\.\., 7\)'),
+                         (np.array([0.1] * 6 + [np.nan]), 'NaN or Inf'),
+                         (np.full(7, np.inf), 'NaN or Inf')):
+        with pytest.raises(ValueError, match=message):
+            f(robot, bad, good, good)
+    if call not in ('gravity_torques', 'inertia_matrix', 'udu', 'inverse_inertia_matrix',
+                    'analytical inverse', 'potential_energy'):
+        with pytest.raises(ValueError, match='qd'):
+            f(robot, good, np.full(6, 0.1), good)
+
+
+def test_the_mimic_map_is_public():
+    robot = ROBOTS['denoc_arm7_gripper']
+    mimic = robot.mimic_map
+    G = mimic.G
+    assert G.shape == (robot.n_bodies, robot.n)
+    q = np.random.default_rng(4).uniform(-1.0, 1.0, robot.n)
+    np.testing.assert_allclose(robot.body_positions(q), G @ q + mimic.b, rtol=0, atol=1e-15)
+    followers = np.flatnonzero(mimic.leader >= 0)
+    assert followers.size == robot.n_bodies - robot.n
+    for m in followers:
+        leader = robot.body_joint_names[mimic.leader[m]]
+        assert robot.mimic_joints[robot.body_joint_names[m]] == (leader, mimic.a[m], mimic.b[m])
