@@ -68,7 +68,7 @@ def test_every_parameter_is_an_entry_of_the_nodes_table(context, name):
     ('gripper_controller', 'kp', -1.0),
     ('gripper_controller', 'diagnostic_updater.period', -1.0)])
 def test_a_value_that_breaks_its_rule_stops_the_node_naming_it(context, name, parameter,
-                                                                value):
+                                                               value):
     cls, table = NODES[name]
     assert table.entry(parameter) is not None
     # the table's rule (RuntimeError), or the descriptor's range (rclpy's exception)
