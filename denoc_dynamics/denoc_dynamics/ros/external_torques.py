@@ -32,12 +32,11 @@ import math
 
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from .joint_io import Rejected
-from .parameters import declare
+from .parameters import OBSERVER
 from ..core.ft_sensor import link_placement
 from ..core.momentum_observer import MomentumObserver
 
@@ -89,28 +88,12 @@ class ExternalTorques:
     def __init__(self, node):
         """Declare the parameters; create the publishers if the estimate is on."""
         self.node = node
-        rd = True
-        self.enabled = declare(
-            node, 'estimate_external_torques', Parameter.Type.BOOL, False,
-            'estimate the external joint torques from joint_states (effort: the measured '
-            'link-side torques) by the momentum observer; publishes ~/external_torques, '
-            '~/external_wrench and ~/contact', rd)
-        self.gain = declare(
-            node, 'external_torque_gain', Parameter.Type.DOUBLE, 100.0,
-            'observer gain K [1/s]: the estimate follows the external torques with a '
-            'time constant of 1/K', rd, min_value=1e-6)
-        self.frame = declare(
-            node, 'external_wrench_frame', Parameter.Type.STRING, '',
-            "the link whose origin ~/external_wrench refers to; empty: the chain's last "
-            'link', rd)
-        self.eps = declare(
-            node, 'external_wrench_singular_value', Parameter.Type.DOUBLE, 0.05,
-            "below this smallest singular value of the frame's Jacobian, the wrench's "
-            'least squares are damped', rd, min_value=0.0)
-        self.threshold_param = list(declare(
-            node, 'contact_threshold', Parameter.Type.DOUBLE_ARRAY, [2.0],
-            '|external torque| [N m or N] above which ~/contact is true: one value for '
-            'every joint, or one per joint', rd))
+        values = OBSERVER.declare(node)
+        self.enabled = values.estimate_external_torques
+        self.gain = values.external_torque_gain
+        self.frame = values.external_wrench_frame
+        self.eps = values.external_wrench_singular_value
+        self.threshold_param = list(values.contact_threshold)
         self.observer = None
         self.last_stamp = None
         self.pubs = None
