@@ -148,9 +148,10 @@ class PhysicsParameters:
         'friction * tanh(qd / v_eps) [rad/s, m/s]; raised per joint where the '
         'integrator needs it', gt=0.0)
     limit_stop_frequency: float = setting_field(
-        50.0, 'natural frequency [Hz] of the position-limit stops: stiffness I w^2 and '
-        'damping 2 zeta I w beyond a limit, I the joint effective inertia; lowered '
-        'where the integrator needs it', gt=0.0)
+        50.0, 'least natural frequency [Hz] of the position-limit stops: stiffness I w^2 and '
+        'damping 2 zeta I w beyond a limit, I the joint effective inertia; raised so that '
+        'the joint drive at full effort presses the joint at most 3 mm (rad) past its limit '
+        '(hard stops), lowered where the integrator needs it', gt=0.0)
     limit_stop_damping_ratio: float = setting_field(
         1.0, 'damping ratio zeta of the position-limit stops', ge=0.0)
     command_timeout: float = setting_field(
