@@ -14,9 +14,16 @@ about :data:`STABILITY_LIMIT`.  The effective inertia is the smallest ``1 / (M^-
 over sampled poses (the inertia joint i feels when all the others move freely), and
 ``h |s|`` is kept under :data:`STABILITY_MARGIN` times the limit: what the URDF damping
 leaves of the budget is split between the friction (``v_eps`` raised where needed) and
-the stop damping (the stop frequency lowered where needed).  With w the stop
+the stop damping (its damping ratio lowered where needed).  With w the stop
 frequency and zeta its damping ratio, the stop of joint i is a spring ``I_i w^2`` and
 a damper ``2 zeta I_i w`` acting beyond the limit.
+
+Hard stops: a joint pressed into its stop by its own drive at full effort must stay
+within :data:`STOP_BOUND` of the limit, so the stop is at least as stiff as
+``effort / STOP_DEFLECTION`` (w at least ``sqrt(effort / (STOP_DEFLECTION I))``),
+up to the budget; the stop frequency w stays within :data:`STOP_FREQUENCY_SHARE` of
+``rate_max`` and its damping within half the spare budget (the friction has the
+other half), so that ``|s| <= rate_max`` either way.
 """
 
 import math
@@ -31,6 +38,21 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
 
+#: Fraction of the budget ``rate_max`` that a stop's frequency may use: semi-implicit
+#: Euler, explicit in the damping, keeps a damped oscillator stable only while
+#: ``(h w)^2 + 2 h c / I < 4``: with w <= rate_max / 2 and c / I <= rate_max that holds.
+STOP_FREQUENCY_SHARE = {'rk4': 1.0, 'ab4': 1.0, 'semi_implicit_euler': 0.5}
+
+#: Hard stops: a joint pressed into its position-limit stop by its own drive (at up to
+#: its full effort, arriving at up to its velocity limit) stays within STOP_BOUND [rad,
+#: m] of the limit (docs/bad-input.md, test/sim/test_hard_stops.py).  The stop's
+#: stiffness is at least effort / STOP_DEFLECTION, 0.3 of the bound (the rest is for
+#: the overshoot of a joint that arrives at speed, and gravity), where the integrator's
+#: budget allows.  Stiffer stops would hold closer, but their impacts would drag the
+#: other joints further past their velocity limits (test/sim/test_sim_physics.py).
+STOP_BOUND = 0.01
+STOP_DEFLECTION = 0.3 * STOP_BOUND
+
 
 class PassiveGains(NamedTuple):
     """The passive physics of each joint within the integrator's budget."""
@@ -38,7 +60,7 @@ class PassiveGains(NamedTuple):
     inertia: np.ndarray             # smallest effective inertia 1 / (M^-1)_ii
     stop_omega: np.ndarray          # limit-stop natural frequency w [rad/s]
     stop_stiffness: np.ndarray      # I w^2
-    stop_damping: np.ndarray        # 2 zeta I w
+    stop_damping: np.ndarray        # 2 zeta I w, within half the spare budget
     friction_velocity: np.ndarray   # v_eps of the Coulomb friction
     effort_bound: np.ndarray        # the effort that takes the joint from rest past
     #                                 divergence_velocity in one step
@@ -74,12 +96,16 @@ def passive_gains(robot, params, pose=None) -> PassiveGains:
     inertia = effective_inertia(robot, q_extra=pose)
     rate_max = STABILITY_MARGIN * STABILITY_LIMIT[params.integrator] / h
     spare = np.maximum(rate_max - joints.damping / inertia, 0.1 * rate_max)
-    zeta = params.limit_stop_damping_ratio
-    omega = np.minimum(2.0 * math.pi * params.limit_stop_frequency, rate_max)
-    if zeta > 0.0:
-        omega = np.minimum(omega, 0.5 * spare / (2.0 * zeta))
+    # hard stops: at least effort / STOP_DEFLECTION stiff, within the frequency share
+    held = np.where(np.isfinite(joints.effort), joints.effort, 0.0)
+    omega = np.maximum(2.0 * math.pi * params.limit_stop_frequency,
+                       np.sqrt(held / (STOP_DEFLECTION * inertia)))
+    omega = np.minimum(omega, STOP_FREQUENCY_SHARE[params.integrator] * rate_max)
+    # the damping ratio at that frequency, within half the spare budget
+    damping = inertia * np.minimum(2.0 * params.limit_stop_damping_ratio * omega,
+                                   0.5 * spare)
     return PassiveGains(
-        inertia, omega, inertia * omega ** 2, 2.0 * zeta * inertia * omega,
+        inertia, omega, inertia * omega ** 2, damping,
         np.maximum(params.friction_velocity, joints.friction / (inertia * 0.5 * spare)),
         inertia * params.divergence_velocity / h)
 

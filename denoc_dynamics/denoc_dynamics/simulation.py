@@ -116,9 +116,12 @@ class PhysicsParameters:
     the Coulomb friction ``friction * tanh(qd / v_eps)`` (raised per joint if needed
     for stability).
     ``limit_stop_frequency`` [Hz] and ``limit_stop_damping_ratio``: the position-limit
-    stop of joint i is a spring ``k_i = I_i w^2`` and a damper ``c_i = 2 zeta I_i w``,
-    w = 2 pi f, acting beyond the limit (I_i the joint's effective inertia); f is
-    lowered if the integrator would be unstable.
+    stop of joint i is a spring ``k_i = I_i w_i^2`` and a damper ``c_i = 2 zeta I_i w_i``
+    acting beyond the limit (I_i the joint's effective inertia); w_i is 2 pi f, or
+    higher where the joint's drive at full effort would press it more than
+    :data:`~.passive.STOP_DEFLECTION` past the limit (k_i >= effort_i /
+    STOP_DEFLECTION), and at most what the integrator allows; the damping is lowered
+    where the integrator would be unstable (:func:`~.passive.passive_gains`).
     ``command_timeout`` [s of simulated time]: an effort command older than this
     counts as zero torque (<= 0: never).
     ``fd_method``: one of :data:`FD_METHODS`, passed to :meth:`Robot.forward_dynamics`.
