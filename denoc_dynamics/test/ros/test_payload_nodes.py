@@ -244,6 +244,8 @@ class Arm:
         # the controller compensates the simulated arm's friction model (same physics)
         self.controller = TrajectoryController(context=context, parameter_overrides=common + [
             Parameter('use_sim_time', value=True), Parameter('simulated_friction', value=True)])
+        # the very regularization the simulated arm integrates with
+        np.testing.assert_array_equal(self.controller.law.friction_velocity, velocities)
         self.sim.payload.publisher = self.controller.payload.publisher = Recorder()
         self.names = names
         self.states = []
