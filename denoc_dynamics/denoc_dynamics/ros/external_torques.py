@@ -7,7 +7,12 @@ sim_node's joint_states give them) feed the momentum observer of
 :mod:`..core.momentum_observer` (De Luca and Mattone, ICRA 2005; Haddadin, De Luca and
 Albu-Schaeffer, IEEE T-RO 2017), gain ``external_torque_gain`` K [1/s]: the estimate
 follows the external torques through a first-order lag of time constant 1/K.  The
-joint states' header stamps give the time steps.
+joint states' header stamps give the time steps.  ``external_torque_hold`` says how
+the efforts moved between two joint states: ``zero_order`` (the default) when the
+drives hold each command until the next state, as sim_node's do with the trajectory
+controller's effort commands (one per joint state), ``first_order`` when they are
+samples of a torque that changes continuously (drives commanded much faster than
+the joint states come); the module :mod:`..core.momentum_observer` derives both.
 
 Friction and damping do not read as contact as long as ``effort`` is the torque that
 reaches the links (a joint torque sensor's; sim_node publishes exactly that): the
@@ -39,7 +44,7 @@ from std_msgs.msg import Bool
 from .joint_io import Rejected
 from .parameters import declare
 from ..core.ft_sensor import link_placement
-from ..core.momentum_observer import MomentumObserver
+from ..core.momentum_observer import HOLDS, MomentumObserver
 
 #: lambda_max of the damped least squares, relative to the largest singular value of J.
 DAMPING_MAX = 0.1
@@ -99,6 +104,15 @@ class ExternalTorques:
             node, 'external_torque_gain', Parameter.Type.DOUBLE, 100.0,
             'observer gain K [1/s]: the estimate follows the external torques with a '
             'time constant of 1/K', rd, min_value=1e-6)
+        self.hold = declare(
+            node, 'external_torque_hold', Parameter.Type.STRING, 'zero_order',
+            "how joint_states' efforts moved between two states: 'zero_order' (each "
+            "state's effort acted since the state before: drives holding a command per "
+            "state, as sim_node's) or 'first_order' (straight between the states: "
+            'torques that change continuously)', rd, additional_constraints=str(HOLDS))
+        if self.hold not in HOLDS:
+            raise RuntimeError(f'external_torque_hold must be one of {HOLDS}, got '
+                               f'{self.hold!r}')
         self.frame = declare(
             node, 'external_wrench_frame', Parameter.Type.STRING, '',
             "the link whose origin ~/external_wrench refers to; empty: the chain's last "
@@ -130,7 +144,7 @@ class ExternalTorques:
                                  f'{self.threshold_param}')
             frame = self.frame or robot.chain.tip_link or robot.chain.link_names[-1]
             link_placement(robot.chain, frame)
-            observer = MomentumObserver(robot, self.gain)
+            observer = MomentumObserver(robot, self.gain, self.hold)
         except ValueError as exc:
             raise RuntimeError(f'external torques: {exc}') from exc
         self.robot, self.wrench_frame = robot, frame

@@ -198,10 +198,12 @@ def test_observer_follows_an_external_torque_step(path):
     The residual follows tau_ext: zero without it, within 1 % of it 0.1 s after a step (K = 100).
 
     The measured torques are tau = ID(q, qd, qdd) - tau_ext along a smooth motion:
-    the Newton-Euler inverse dynamics, independent of the momentum sweeps.
+    the Newton-Euler inverse dynamics, independent of the momentum sweeps.  They are
+    continuous in time, hence the first-order hold (the simulation's held drive
+    torques are test_contact_sim.py's).
     """
     robot = load_urdf(path)
-    observer = MomentumObserver(robot, 100.0)
+    observer = MomentumObserver(robot, 100.0, 'first_order')
     dt = 1e-3
     tau_ext = np.linspace(1.0, -2.0, robot.n)
     before, after = [], []
