@@ -87,6 +87,23 @@ def ros_args(node_name=None, **params):
     return args
 
 
+def ros2(*args, timeout=60.0, tries=5):
+    """
+    Run a ros2 CLI command (in this test's domain); return the CompletedProcess.
+
+    The first command starts the ros2 daemon, whose discovery of the nodes takes a
+    moment, and a daemon may briefly lose a node it knew: "not found" is retried a few
+    times, any other result is returned as it is.
+    """
+    for _ in range(tries):
+        proc = subprocess.run(('ros2',) + args, capture_output=True, text=True,
+                              timeout=timeout)
+        if 'not found' not in (proc.stdout + proc.stderr).lower():
+            break
+        time.sleep(2.0)
+    return proc
+
+
 def sigint_at_default():
     """
     Give a child process SIGINT at its default action (``preexec_fn`` of Popen).

@@ -10,14 +10,16 @@ import subprocess
 from denoc_dynamics.resources import bundled_urdf
 import pytest
 from ros_helpers import NodeProcess
+from ros_helpers import ros2 as ros2_cli
 from ros_helpers import ros_args
 from ros_helpers import wait_for
 
 pytestmark = pytest.mark.ros
 
 
-def ros2(*args, timeout=30.0):
-    proc = subprocess.run(('ros2',) + args, capture_output=True, text=True, timeout=timeout)
+def ros2(*args):
+    """Run a ros2 CLI command (:func:`ros_helpers.ros2`); return its stdout and stderr."""
+    proc = ros2_cli(*args, timeout=30.0)
     return proc.stdout + proc.stderr
 
 

@@ -12,7 +12,6 @@ test_sim_arm_namespace_launch.py starts the same file with non-default arguments
 import os
 import subprocess
 import sys
-import time
 import unittest
 
 from ament_index_python.packages import get_package_share_directory
@@ -40,6 +39,7 @@ except ImportError:   # the fallback: denoc_dynamics_interfaces/TrajectoryContro
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ros_helpers import assert_clean_exits  # noqa: E402, I100
 from ros_helpers import isolate  # noqa: E402
+from ros_helpers import ros2 as ros2_cli  # noqa: E402
 from ros_helpers import RosClient  # noqa: E402
 from ros_helpers import sigint_at_default  # noqa: E402
 
@@ -59,19 +59,9 @@ def generate_test_description():
     ])
 
 
-def ros2(*args, timeout=TIMEOUT, tries=5):
-    """
-    Run a ros2 CLI command (in this test's domain); return its output.
-
-    The first command starts the ros2 daemon, whose discovery of the nodes takes a
-    moment: "not found" is retried a few times, any other failure is not.
-    """
-    for _ in range(tries):
-        proc = subprocess.run(('ros2',) + args, capture_output=True, text=True,
-                              timeout=timeout)
-        if proc.returncode == 0 or 'not found' not in proc.stdout + proc.stderr:
-            break
-        time.sleep(2.0)
+def ros2(*args):
+    """Run a ros2 CLI command (:func:`ros_helpers.ros2`); assert it succeeded; its stdout."""
+    proc = ros2_cli(*args, timeout=TIMEOUT)
     assert proc.returncode == 0, f'ros2 {" ".join(args)}: {proc.stdout}{proc.stderr}'
     return proc.stdout
 

@@ -32,7 +32,10 @@ def nodes():
     sim = NodeProcess('sim_node', ros_args(
         urdf_path=bundled_urdf(), start_mode='running', initial_positions=list(Q0),
         publish_clock=True, command_timeout=0.5, status_period=1.0))
-    dyn = NodeProcess('dynamics_node', ros_args(urdf_path=bundled_urdf()))
+    # as in the launch layout: on the simulated time, reading the sim's own joint states
+    # (a reset moves both back; the state gate rejects stamps back in time otherwise)
+    dyn = NodeProcess('dynamics_node', ros_args(urdf_path=bundled_urdf(), use_sim_time=True)
+                      + ['-r', 'joint_states:=robot_joint_states'])
     yield sim, dyn
     sim.stop()
     dyn.stop()
@@ -99,6 +102,9 @@ def test_falls_under_gravity_with_zero_torque(client, nodes, robot):
     assert np.all(np.isfinite(effort))
     assert np.abs(np.asarray(first.position) - Q0).max() > 1e-3, nodes[0].describe()
 
+    # more simulated time before the reset than the recording after it: the dynamics
+    # node must follow the sim's time back (its clock jumps back with /clock)
+    assert client.spin_until(lambda: client.states[-1].header.stamp.sec >= 2, timeout=30.0)
     client.do_reset()
     # one zero command leaves hold mode; it then times out (zero torque anyway)
     client.commands.publish(Float64MultiArray(data=[0.0] * 7))
