@@ -52,8 +52,10 @@ def test_bad_input_is_a_clear_error(capsys, tmp_path):
     assert main(['info', 'no_such_model']) == 2
 
 
-def test_console_entry_point_runs():
+def test_console_entry_point_runs(tmp_path):
+    # cwd elsewhere: `python -m` puts the cwd first on sys.path, and the package
+    # directory, where pytest runs, holds the source tree (whose kernels are not compiled)
     out = subprocess.run([sys.executable, '-m', 'denoc_dynamics.cli', 'info', 'planar3'],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert 'joint3' in out.stdout

@@ -418,7 +418,8 @@ def test_same_results_without_jit(tmp_path):
     code = ('import sys; sys.path.insert(0, sys.argv[1]); import test_fixman; '
             'test_fixman._save_jit_subset(sys.argv[2])')
     subprocess.run([sys.executable, '-c', code, str(Path(__file__).parent), str(path)],
-                   env=dict(os.environ, NUMBA_DISABLE_JIT='1'), check=True, timeout=600)
+                   env=dict(os.environ, NUMBA_DISABLE_JIT='1'), check=True, timeout=600,
+                   cwd=tmp_path)     # not the package directory: the installed package
     compiled = _jit_subset()
     with np.load(path) as interpreted:
         assert sorted(interpreted.files) == sorted(compiled)

@@ -481,7 +481,7 @@ def test_long_planar_chain_of_rods_loads():
     assert m_long[-1] == pytest.approx(1.0 * 0.2 ** 2 / 3)     # the last rod about its end
 
 
-def test_50000_dof_chain_loads_in_linear_memory():
+def test_50000_dof_chain_loads_in_linear_memory(tmp_path):
     """
     It failed with MemoryError: the check built the 18.6 GiB GIM.
 
@@ -497,7 +497,9 @@ def test_50000_dof_chain_loads_in_linear_memory():
         'n = 50000\n'
         'assert load_urdf(planar_urdf([0.2] * n, [1.0] * n)).n == n\n'
         'print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n')
-    run = subprocess.run([sys.executable, '-c', code],
+    # cwd elsewhere: `python -c` puts the cwd first on sys.path, and the package directory,
+    # where pytest runs, holds the source tree (whose kernels would compile here: GBs)
+    run = subprocess.run([sys.executable, '-c', code], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     peak = int(run.stdout.split()[-1])
