@@ -31,7 +31,8 @@ Each integrator is stable for ``h |s|`` below about :data:`STABILITY_LIMIT`.  Th
 simulation takes the smallest effective inertia ``1 / (M^-1)_ii`` over sampled poses
 and keeps ``h |s|`` under :data:`STABILITY_MARGIN` times that limit: what the URDF
 damping leaves of the budget is split between the friction (``v_eps`` raised where
-needed) and the stop damping (the stop frequency lowered where needed).
+needed) and the stop damping (its damping ratio lowered where needed); the stops are
+as stiff as the hard-stop bound asks (:data:`STOP_BOUND`), up to the budget.
 :meth:`Simulation.stability_warnings` reports joints whose URDF damping alone is
 too much for the integrator at this step.
 """
@@ -72,6 +73,21 @@ STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
 
 #: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
 STABILITY_MARGIN = 0.8
+
+#: Fraction of the budget ``rate_max`` that a stop's frequency may use: semi-implicit
+#: Euler, explicit in the damping, keeps a damped oscillator stable only while
+#: ``(h w)^2 + 2 h c / I < 4``: with w <= rate_max / 2 and c / I <= rate_max that holds.
+STOP_FREQUENCY_SHARE = {'rk4': 1.0, 'ab4': 1.0, 'semi_implicit_euler': 0.5}
+
+#: Hard stops: a joint pressed into its position-limit stop by its own drive (at up to
+#: its full effort, arriving at up to its velocity limit) stays within STOP_BOUND [rad,
+#: m] of the limit (docs/bad-input.md, test/sim/test_hard_stops.py).  The stop's
+#: stiffness is at least effort / STOP_DEFLECTION, 0.3 of the bound (the rest is for
+#: the overshoot of a joint that arrives at speed, and gravity), where the integrator's
+#: budget allows.  Stiffer stops would hold closer, but their impacts would drag the
+#: other joints further past their velocity limits (test/sim/test_sim_physics.py).
+STOP_BOUND = 0.01
+STOP_DEFLECTION = 0.3 * STOP_BOUND
 
 #: What the start-up log says the forward dynamics is, per ``fd_method``.
 FD_DESCRIPTIONS = {'denoc': "Saha's O(n) forward dynamics (compiled)",
@@ -125,9 +141,12 @@ class PhysicsParameters:
     the Coulomb friction ``friction * tanh(qd / v_eps)`` (raised per joint if needed
     for stability).
     ``limit_stop_frequency`` [Hz] and ``limit_stop_damping_ratio``: the position-limit
-    stop of joint i is a spring ``k_i = I_i w^2`` and a damper ``c_i = 2 zeta I_i w``,
-    w = 2 pi f, acting beyond the limit (I_i the joint's effective inertia); f is
-    lowered if the integrator would be unstable.
+    stop of joint i is a spring ``k_i = I_i w_i^2`` and a damper ``c_i = 2 zeta I_i w_i``
+    acting beyond the limit (I_i the joint's effective inertia); w_i is 2 pi f, or
+    higher where the joint's drive at full effort would press it more than
+    :data:`STOP_DEFLECTION` past the limit (k_i >= effort_i / STOP_DEFLECTION), and at
+    most what the integrator allows; the damping is lowered where the integrator
+    would be unstable.
     ``command_timeout`` [s of simulated time]: an effort command older than this
     counts as zero torque (<= 0: never).
     ``fd_method``: one of :data:`FD_METHODS`, passed to :meth:`Robot.forward_dynamics`.
@@ -275,13 +294,18 @@ class Simulation:
         self.inertia = effective_inertia(robot, q_extra=self.q0)
         rate_max = STABILITY_MARGIN * STABILITY_LIMIT[params.integrator] / self.h
         spare = np.maximum(rate_max - self.damping / self.inertia, 0.1 * rate_max)
-        zeta = params.limit_stop_damping_ratio
-        omega = np.minimum(2.0 * math.pi * params.limit_stop_frequency, rate_max)
-        if zeta > 0.0:
-            omega = np.minimum(omega, 0.5 * spare / (2.0 * zeta))
+        # Hard stops (STOP_BOUND): stiff enough that the joint's own drive at full effort
+        # presses it at most STOP_DEFLECTION past the limit, within the budget; the
+        # damping ratio zeta at that frequency, within its share of the budget (half
+        # the spare, the friction has the other half): |s| <= rate_max either way.
+        held = np.where(np.isfinite(self.effort_limit), self.effort_limit, 0.0)
+        omega = np.maximum(2.0 * math.pi * params.limit_stop_frequency,
+                           np.sqrt(held / (STOP_DEFLECTION * self.inertia)))
+        omega = np.minimum(omega, STOP_FREQUENCY_SHARE[params.integrator] * rate_max)
         self.stop_omega = omega
         self.stop_stiffness[:] = self.inertia * omega ** 2
-        self.stop_damping[:] = 2.0 * zeta * self.inertia * omega
+        self.stop_damping[:] = self.inertia * np.minimum(
+            2.0 * params.limit_stop_damping_ratio * omega, 0.5 * spare)
         self.friction_velocity[:] = np.maximum(params.friction_velocity,
                                                self.friction / (self.inertia * 0.5 * spare))
         # an effort that takes the joint from rest past divergence_velocity in one step

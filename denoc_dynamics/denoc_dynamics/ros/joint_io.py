@@ -29,7 +29,11 @@ WARN_THROTTLE_SEC = 5.0
 
 #: Requests queued per service, action service and command topic before the
 #: middleware drops one: sized for bursts (40 clients calling at once, a 100 Hz goal
-#: storm while a callback runs), ten times rclpy's default of 10.
+#: storm while a callback runs), ten times rclpy's default of 10.  A client needs it
+#: too: every client of a service or action reads every answer (one response topic)
+#: and keeps its own, so in a burst of 40 the other clients' answers push its own out
+#: of a queue of 10 (12-19 of 40 goal requests answered, the server having answered
+#: all 40; with clients' queues of 100, all 40).
 REQUEST_DEPTH = 100
 REQUEST_QOS = QoSProfile(history=qos_profile_services_default.history, depth=REQUEST_DEPTH,
                          reliability=qos_profile_services_default.reliability,

@@ -119,8 +119,13 @@ def send_goal(node, executor, msg, topic, timeout):
         from rclpy.action import ActionClient
     except ImportError as exc:
         return 2, f'no control_msgs ({exc}): send without --action'
+    from .joint_io import REQUEST_QOS
     name = topic.rsplit('/', 1)[0] + '/follow_joint_trajectory'
-    client = ActionClient(node, FollowJointTrajectory, name)
+    # every client of the action reads every answer (one response topic) and keeps its
+    # own: deep queues, so that a burst of other clients' answers cannot push it out
+    client = ActionClient(node, FollowJointTrajectory, name, goal_service_qos_profile=REQUEST_QOS,
+                          result_service_qos_profile=REQUEST_QOS,
+                          cancel_service_qos_profile=REQUEST_QOS)
 
     def wait(predicate, seconds):
         deadline = time.monotonic() + seconds

