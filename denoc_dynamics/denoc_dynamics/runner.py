@@ -70,11 +70,11 @@ class SimulationRunner:
     ``real_time_factor`` > 0 keeps simulated time at that multiple of wall time (if the
     physics cannot keep up it runs as fast as it can, without catching up later); 0
     runs as fast as possible, one chunk per tick.  After each chunk
-    ``on_publish(snapshot)`` is called outside the lock with a :class:`Snapshot`
+    ``on_publish(snapshot)`` is called with a :class:`Snapshot`
     (never with a failed, non-finite state); paused or failed, the frozen state is
     published once a publish period.  ``on_failure(message)`` is called once when the
-    simulation fails.  ``lock`` guards the simulation: hold it to change commands,
-    pause or reset from another thread.
+    simulation fails.  Commands, pause and reset come between two ticks, in the
+    thread that ticks (the sim node's executor): nothing here is shared between threads.
     """
 
     #: Fall this far behind (wall seconds) and the pacing restarts from now.
@@ -82,7 +82,7 @@ class SimulationRunner:
 
     def __init__(self, sim, publish_rate: float = 100.0,
                  real_time_factor: float = 1.0,
-                 on_publish: Optional[Callable] = None, lock=None,
+                 on_publish: Optional[Callable] = None,
                  clock: Callable[[], float] = time.monotonic,
                  on_failure: Optional[Callable] = None):
         """Prepare to run ``sim``; nothing happens until :meth:`tick` or :meth:`run`."""
@@ -95,7 +95,6 @@ class SimulationRunner:
         self.real_time_factor = real_time_factor
         self.on_publish = on_publish
         self.on_failure = on_failure
-        self.lock = lock if lock is not None else threading.Lock()
         self.clock = clock
         self.meter = RealTimeFactorMeter()
         self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
@@ -113,7 +112,7 @@ class SimulationRunner:
         return self.chunk * self.sim.h / self.real_time_factor
 
     def set_simulation(self, sim):
-        """Swap in another simulation (a new robot model); call with the lock held."""
+        """Swap in another simulation (a new robot model)."""
         self.sim = sim
         self.chunk = max(1, int(round(sim.params.physics_rate / self.publish_rate)))
         sim.feedforward_steps = self.chunk
@@ -121,17 +120,12 @@ class SimulationRunner:
         self.meter.reset()
 
     def step_chunk(self):
-        """Advance one publish period (under the lock); return the snapshot to publish."""
-        with self.lock:
-            self.sim.advance(self.chunk)
-            return self._snapshot()
+        """Advance one publish period; return the snapshot to publish."""
+        self.sim.advance(self.chunk)
+        return self.snapshot()
 
     def snapshot(self):
-        """Return the snapshot of the current state (under the lock); None if failed."""
-        with self.lock:
-            return self._snapshot()
-
-    def _snapshot(self):
+        """Return the snapshot of the current state; None if failed."""
         sim = self.sim
         if sim.failure is not None:
             return None

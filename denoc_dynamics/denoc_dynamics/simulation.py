@@ -23,18 +23,8 @@ in-process.  The work is split along its jobs:
 * :mod:`.runner` steps the simulation in chunks of one publish period, paces it to a
   real-time factor and measures the achieved one.
 
-Stability of explicit integrators: per joint, the passive terms form a damped
-oscillator ``I s^2 + c s + k`` (I the joint's effective inertia; c the viscous damping
-plus the slope ``friction / v_eps`` of the regularized friction plus the stop damping;
-k the stop stiffness), whose eigenvalues satisfy ``|s| <= max(c / I, sqrt(k / I))``.
-Each integrator is stable for ``h |s|`` below about :data:`STABILITY_LIMIT`.  The
-simulation takes the smallest effective inertia ``1 / (M^-1)_ii`` over sampled poses
-and keeps ``h |s|`` under :data:`STABILITY_MARGIN` times that limit: what the URDF
-damping leaves of the budget is split between the friction (``v_eps`` raised where
-needed) and the stop damping (its damping ratio lowered where needed); the stops are
-as stiff as the hard-stop bound asks (:data:`STOP_BOUND`), up to the budget.
-:meth:`Simulation.stability_warnings` reports joints whose URDF damping alone is
-too much for the integrator at this step.
+The passive physics of each joint (limit stops, friction regularization) is kept within
+the integrator's stability budget by :func:`denoc_dynamics.passive.passive_gains`.
 """
 
 from dataclasses import dataclass
@@ -48,6 +38,7 @@ from . import physics
 from .core.call import FORWARD_DYNAMICS
 from .core.robot import FD_METHODS, load_urdf_xml, Robot
 from .core.warm_up import WARM_UP_TREE
+from .passive import passive_gains, stability_warnings
 from .physics import Physics
 from .reference_physics import ReferencePhysics
 from .runner import RealTimeFactorMeter, SimulationRunner, Snapshot  # noqa: F401
@@ -55,6 +46,7 @@ from .servo import default_gains
 from .servo import EFFORT
 from .servo import POSITION
 from .servo import VELOCITY
+from .settings import check_fields, Setting, setting_field
 from .sim_loads import SimulatedSensors, SimulationLoads
 
 #: The integrators and start modes of the simulation (and, from the core's Robot, the
@@ -62,32 +54,15 @@ from .sim_loads import SimulatedSensors, SimulationLoads
 #: and the command lines import.
 INTEGRATORS = ('rk4', 'ab4', 'semi_implicit_euler')
 START_MODES = ('hold', 'paused', 'running')
+#: The start mode of a :class:`Simulation` (the sim node's ``start_mode`` parameter).
+START_MODE = Setting(
+    'hold', "'hold': frozen at initial_positions until the first effort command; "
+    "'paused': paused until ~/pause false; 'running': integrate from the start",
+    choices=START_MODES)
 #: What an effort command is: the joint torque itself (``raw``), or the torque on top
 #: of the arm's own gravity, which the drives add (``gravity_compensated``, as
 #: torque-controlled arms such as Franka's and KUKA's do).
 EFFORT_MODES = ('raw', 'gravity_compensated')
-
-#: Largest stable ``h * rate`` on the negative real axis (rate = damping / inertia):
-#: RK4 about 2.785, AB4 0.3, semi-implicit Euler 2 (velocity update is explicit).
-STABILITY_LIMIT = {'rk4': 2.785, 'ab4': 0.3, 'semi_implicit_euler': 2.0}
-
-#: Fraction of :data:`STABILITY_LIMIT` that the passive physics may use.
-STABILITY_MARGIN = 0.8
-
-#: Fraction of the budget ``rate_max`` that a stop's frequency may use: semi-implicit
-#: Euler, explicit in the damping, keeps a damped oscillator stable only while
-#: ``(h w)^2 + 2 h c / I < 4``: with w <= rate_max / 2 and c / I <= rate_max that holds.
-STOP_FREQUENCY_SHARE = {'rk4': 1.0, 'ab4': 1.0, 'semi_implicit_euler': 0.5}
-
-#: Hard stops: a joint pressed into its position-limit stop by its own drive (at up to
-#: its full effort, arriving at up to its velocity limit) stays within STOP_BOUND [rad,
-#: m] of the limit (docs/bad-input.md, test/sim/test_hard_stops.py).  The stop's
-#: stiffness is at least effort / STOP_DEFLECTION, 0.3 of the bound (the rest is for
-#: the overshoot of a joint that arrives at speed, and gravity), where the integrator's
-#: budget allows.  Stiffer stops would hold closer, but their impacts would drag the
-#: other joints further past their velocity limits (test/sim/test_sim_physics.py).
-STOP_BOUND = 0.01
-STOP_DEFLECTION = 0.3 * STOP_BOUND
 
 #: What the start-up log says the forward dynamics is, per ``fd_method``.
 FD_DESCRIPTIONS = {'denoc': "Saha's O(n) forward dynamics (compiled)",
@@ -144,9 +119,9 @@ class PhysicsParameters:
     stop of joint i is a spring ``k_i = I_i w_i^2`` and a damper ``c_i = 2 zeta I_i w_i``
     acting beyond the limit (I_i the joint's effective inertia); w_i is 2 pi f, or
     higher where the joint's drive at full effort would press it more than
-    :data:`STOP_DEFLECTION` past the limit (k_i >= effort_i / STOP_DEFLECTION), and at
-    most what the integrator allows; the damping is lowered where the integrator
-    would be unstable.
+    :data:`~.passive.STOP_DEFLECTION` past the limit (k_i >= effort_i /
+    STOP_DEFLECTION), and at most what the integrator allows; the damping is lowered
+    where the integrator would be unstable (:func:`~.passive.passive_gains`).
     ``command_timeout`` [s of simulated time]: an effort command older than this
     counts as zero torque (<= 0: never).
     ``fd_method``: one of :data:`FD_METHODS`, passed to :meth:`Robot.forward_dynamics`.
@@ -163,47 +138,46 @@ class PhysicsParameters:
     effort limits.
     """
 
-    physics_rate: float = 1000.0
-    integrator: str = 'rk4'
-    friction_velocity: float = 0.05
-    limit_stop_frequency: float = 50.0
-    limit_stop_damping_ratio: float = 1.0
-    command_timeout: float = 0.5
-    fd_method: str = 'denoc'
-    divergence_velocity: float = 1000.0
-    servo_frequency: float = 25.0
-    servo_damping_ratio: float = 1.0
-    joint_command_timeout: float = 0.0
-    effort_mode: str = 'raw'
+    physics_rate: float = setting_field(
+        1000.0, 'integration steps per simulated second [Hz]', gt=0.0, finite=True)
+    integrator: str = setting_field(
+        'rk4', "'rk4' (Runge-Kutta 4), 'ab4' (Adams-Bashforth 4, started by RK4) or "
+        "'semi_implicit_euler'", choices=INTEGRATORS)
+    friction_velocity: float = setting_field(
+        0.05, 'smallest regularization velocity v_eps of the Coulomb friction '
+        'friction * tanh(qd / v_eps) [rad/s, m/s]; raised per joint where the '
+        'integrator needs it', gt=0.0)
+    limit_stop_frequency: float = setting_field(
+        50.0, 'natural frequency [Hz] of the position-limit stops: stiffness I w^2 and '
+        'damping 2 zeta I w beyond a limit, I the joint effective inertia; lowered '
+        'where the integrator needs it', gt=0.0)
+    limit_stop_damping_ratio: float = setting_field(
+        1.0, 'damping ratio zeta of the position-limit stops', ge=0.0)
+    command_timeout: float = setting_field(
+        0.5, 'an effort command older than this [s] counts as zero torque; <= 0: never '
+        'expires')
+    fd_method: str = setting_field(
+        'denoc', "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky' "
+        '(the composite-body GIM and Cholesky, the O(n^3) reference)', choices=FD_METHODS)
+    divergence_velocity: float = setting_field(
+        1000.0, 'a joint speed above this [rad/s, m/s] counts as a diverged simulation',
+        gt=0.0)
+    servo_frequency: float = setting_field(
+        25.0, 'natural frequency [Hz] of the default position-servo gains on each '
+        "joint's smallest effective inertia (servo.<joint>.kp/kd override them)", gt=0.0)
+    servo_damping_ratio: float = setting_field(
+        1.0, 'damping ratio of the default position-servo gains', gt=0.0)
+    joint_command_timeout: float = setting_field(
+        0.0, 'a JointState command older than this [s of simulated time] turns into a '
+        'position hold where the joints are; <= 0: held until the next one')
+    effort_mode: str = setting_field(
+        'raw', "what an effort command is: 'raw' (the joint torque) or "
+        "'gravity_compensated' (the torque on top of the arm's gravity g(q), which the "
+        'drives add; the sum clamped to the effort limits)', choices=EFFORT_MODES)
 
     def check(self):
-        """Raise ValueError if a setting is out of range."""
-        if not (math.isfinite(self.physics_rate) and self.physics_rate > 0.0):
-            raise ValueError(f'physics_rate must be > 0, got {self.physics_rate!r}')
-        if self.integrator not in INTEGRATORS:
-            raise ValueError(f'integrator must be one of {INTEGRATORS}, '
-                             f'got {self.integrator!r}')
-        if self.fd_method not in FD_METHODS:
-            raise ValueError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
-        if self.effort_mode not in EFFORT_MODES:
-            raise ValueError(f'effort_mode must be one of {EFFORT_MODES}, '
-                             f'got {self.effort_mode!r}')
-        if not self.friction_velocity > 0.0:
-            raise ValueError(f'friction_velocity must be > 0, got {self.friction_velocity!r}')
-        if not self.limit_stop_frequency > 0.0:
-            raise ValueError('limit_stop_frequency must be > 0, '
-                             f'got {self.limit_stop_frequency!r}')
-        if not self.limit_stop_damping_ratio >= 0.0:
-            raise ValueError('limit_stop_damping_ratio must be >= 0, '
-                             f'got {self.limit_stop_damping_ratio!r}')
-        if not self.divergence_velocity > 0.0:
-            raise ValueError('divergence_velocity must be > 0, '
-                             f'got {self.divergence_velocity!r}')
-        if math.isnan(self.command_timeout) or math.isnan(self.joint_command_timeout):
-            raise ValueError('command_timeout and joint_command_timeout must be numbers')
-        if not (self.servo_frequency > 0.0 and self.servo_damping_ratio > 0.0):
-            raise ValueError('servo_frequency and servo_damping_ratio must be > 0, got '
-                             f'{self.servo_frequency!r}, {self.servo_damping_ratio!r}')
+        """Raise ValueError if a setting breaks its rule (:mod:`denoc_dynamics.settings`)."""
+        check_fields(self)
 
 
 def leading_pose(robot, values) -> np.ndarray:
@@ -220,26 +194,6 @@ def leading_pose(robot, values) -> np.ndarray:
     joints = robot.joints
     rest = np.clip(0.0, joints.lower[len(values):], joints.upper[len(values):])
     return np.concatenate((values, rest))
-
-
-def effective_inertia(robot, samples: int = 64, seed: int = 0,
-                      q_extra: Optional[np.ndarray] = None) -> np.ndarray:
-    """
-    Return each joint's smallest effective inertia 1 / (M^-1)_ii over sampled poses.
-
-    Poses are drawn uniformly within the position limits (+-pi where there are none),
-    plus the zero pose and ``q_extra``; 1 / (M^-1)_ii is the inertia that joint i
-    feels when all the other joints move freely.
-    """
-    joints = robot.joints
-    lower = np.where(np.isfinite(joints.lower), joints.lower, -math.pi)
-    upper = np.where(np.isfinite(joints.upper), joints.upper, math.pi)
-    rng = np.random.default_rng(seed)
-    poses = [rng.uniform(lower, upper, size=(samples, robot.n)), np.zeros((1, robot.n))]
-    if q_extra is not None:
-        poses.append(np.asarray(q_extra, dtype=float).reshape(1, robot.n))
-    minv = robot.inverse_inertia_matrix(np.concatenate(poses))
-    return (1.0 / np.diagonal(minv, axis1=-2, axis2=-1)).min(axis=0)
 
 
 class Simulation:
@@ -264,8 +218,7 @@ class Simulation:
         self.robot = robot
         self.params = params = params if params is not None else PhysicsParameters()
         params.check()
-        if start_mode not in START_MODES:
-            raise ValueError(f'start_mode must be one of {START_MODES}, got {start_mode!r}')
+        START_MODE.check('start_mode', start_mode)
         self.start_mode = start_mode
         n = self.n = robot.n
         joints = robot.joints
@@ -290,26 +243,12 @@ class Simulation:
         self.damping[:] = joints.damping
         self.friction[:] = joints.friction
 
-        # Passive-physics gains within the integrator's stability budget (module doc).
-        self.inertia = effective_inertia(robot, q_extra=self.q0)
-        rate_max = STABILITY_MARGIN * STABILITY_LIMIT[params.integrator] / self.h
-        spare = np.maximum(rate_max - self.damping / self.inertia, 0.1 * rate_max)
-        # Hard stops (STOP_BOUND): stiff enough that the joint's own drive at full effort
-        # presses it at most STOP_DEFLECTION past the limit, within the budget; the
-        # damping ratio zeta at that frequency, within its share of the budget (half
-        # the spare, the friction has the other half): |s| <= rate_max either way.
-        held = np.where(np.isfinite(self.effort_limit), self.effort_limit, 0.0)
-        omega = np.maximum(2.0 * math.pi * params.limit_stop_frequency,
-                           np.sqrt(held / (STOP_DEFLECTION * self.inertia)))
-        omega = np.minimum(omega, STOP_FREQUENCY_SHARE[params.integrator] * rate_max)
-        self.stop_omega = omega
-        self.stop_stiffness[:] = self.inertia * omega ** 2
-        self.stop_damping[:] = self.inertia * np.minimum(
-            2.0 * params.limit_stop_damping_ratio * omega, 0.5 * spare)
-        self.friction_velocity[:] = np.maximum(params.friction_velocity,
-                                               self.friction / (self.inertia * 0.5 * spare))
-        # an effort that takes the joint from rest past divergence_velocity in one step
-        self.effort_bound = self.inertia * params.divergence_velocity / self.h
+        # Passive-physics gains within the integrator's stability budget (.passive).
+        gains = passive_gains(robot, params, self.q0)
+        self.inertia, self.stop_omega = gains.inertia, gains.stop_omega
+        self.stop_stiffness[:], self.stop_damping[:] = gains.stop_stiffness, gains.stop_damping
+        self.friction_velocity[:] = gains.friction_velocity
+        self.effort_bound = gains.effort_bound
 
         self._x = self._physics.x
         self._zero = np.zeros(n)
@@ -727,17 +666,7 @@ class Simulation:
 
     def stability_warnings(self) -> List[str]:
         """Return warnings for joints whose URDF damping alone makes the integrator unstable."""
-        limit = STABILITY_MARGIN * STABILITY_LIMIT[self.params.integrator]
-        rates = self.h * self.damping / self.inertia
-        warnings = []
-        for i in np.flatnonzero(rates > limit):
-            needed = self.damping[i] / self.inertia[i] / limit
-            warnings.append(
-                f'{self.robot.joint_names[i]}: damping {self.damping[i]:g} on an effective '
-                f'inertia of {self.inertia[i]:.3g} gives h*c/I = {rates[i]:.2f}, above the '
-                f'{self.params.integrator} stability bound {limit:.2f}; use physics_rate '
-                f'>= {needed:.0f} Hz or another integrator')
-        return warnings
+        return stability_warnings(self.robot, self.params, self.inertia)
 
     def describe(self) -> str:
         """Return a one-line description of the physics settings."""

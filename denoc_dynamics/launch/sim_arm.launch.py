@@ -34,10 +34,10 @@ there: a GUI, a bag replay or a second arm cannot steer them.
 
 The launch arguments take precedence over params_file: each node is given its
 namespace, so launch_ros writes them under the node's full name, after the file.
-The trajectory controller gets the simulated arm's friction model
-(gains.<joint>.friction_velocity: sim_node's regularization of the URDF friction,
-raised on light joints for its integrator), computed here from the same URDF and
-params_file.
+The trajectory controller compensates the simulated arm's friction model
+(``simulated_friction`` in params_file: sim_node's regularization of the URDF
+friction, raised on light joints for its integrator), from the same URDF, params_file
+and integrator.
 
 Run it with:
   ros2 launch denoc_dynamics sim_arm.launch.py use_rsp:=true use_sim_time:=true
@@ -45,9 +45,7 @@ Run it with:
 
 from typing import List
 
-from denoc_dynamics.ros.launch_support import controller_friction_parameters
 from denoc_dynamics.ros.launch_support import gripper_layout
-from denoc_dynamics.ros.launch_support import node_parameters
 from denoc_dynamics.simulation import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -90,10 +88,10 @@ def arm_nodes(context):
     """
     Return sim_node, dynamics_node, the trajectory controller and a gripper controller.
 
-    sim_node raises the friction regularization of light joints for its integrator;
-    the controller gets the very values (launch_support), as denoc_sim_arm does.  With
-    a gripper, the three get the arm's joints as their ``joints`` (the order of the
-    effort commands), and the gripper controller is started for the finger.
+    With a gripper (launch_support.gripper_layout reads the URDF), the three get the
+    arm's joints as their ``joints`` (the order of the effort commands), and the
+    gripper controller is started for the finger.  The controller is given the
+    integrator too: its friction model follows the simulated arm's (simulated_friction).
     """
     urdf = LaunchConfiguration('urdf').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
@@ -102,10 +100,7 @@ def arm_nodes(context):
     rsp = any(LaunchConfiguration(name).perform(context).lower() == 'true'
               for name in ('use_rsp', 'rviz'))
     use_sim_time = LaunchConfiguration('use_sim_time')
-    friction = controller_friction_parameters(urdf, params_file, namespace,
-                                              integrator=integrator)
-    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context),
-                                 node_parameters(params_file, 'sim_node', namespace))
+    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context))
     joints = [{'joints': arm}] if finger else []
     nodes = [
         Node(
@@ -130,8 +125,10 @@ def arm_nodes(context):
             package='denoc_dynamics', executable='trajectory_controller',
             name='trajectory_controller', namespace=namespace, output='screen',
             remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
-                        friction, payload_parameters()] + joints)]
+            parameters=[params_file, {
+                'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                # the friction model of the simulated arm follows its integrator
+                'integrator': integrator}, payload_parameters()] + joints)]
     if finger:
         nodes.append(Node(
             package='denoc_dynamics', executable='gripper_controller',

@@ -57,9 +57,9 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .mesh_files import MeshFiles
 from .node_main import run_node
-from .parameters import declare
+from .parameters import ARM_VIEWER
+from .parameters import PANEL
 from .robot_model import DescriptionSource
-from .robot_model import MAX_DOF
 from .viewer_feel import Feel
 from .viewer_links import Names
 from .viewer_model import read_description
@@ -158,29 +158,10 @@ class ArmViewer(Node):
         """Declare the parameters, start the web server and load the robot."""
         super().__init__('arm_viewer', **kwargs)
         self._viser, self._yourdfpy, self._trimesh = _import_viser()
-        port = declare(
-            self, 'port', Parameter.Type.INTEGER, 8080,
-            'TCP port of the web page; 0: any free port; if busy, the next free one',
-            read_only=True, min_value=0, max_value=65535)
-        host = declare(
-            self, 'viewer_host', Parameter.Type.STRING, '127.0.0.1',
-            "address the web server listens on; '0.0.0.0' to be reachable from other "
-            'machines (who opens the page drives the arm)', read_only=True)
-        update_rate = declare(
-            self, 'update_rate', Parameter.Type.DOUBLE, 30.0,
-            'most scene updates per second sent to the browser [Hz]', read_only=True,
-            min_value=1.0, max_value=1000.0)
-        self.max_dof = declare(
-            self, 'max_dof', Parameter.Type.INTEGER, MAX_DOF,
-            'largest number of joints (fixed ones included) of a robot description the '
-            'view draws; a larger one is refused and the robot shown kept',
-            read_only=True, min_value=1)
-        self.mesh_directories = declare(
-            self, 'mesh_directories', Parameter.Type.STRING_ARRAY, [],
-            'directories below which file:// and absolute mesh paths may be opened, '
-            'besides the directory of urdf_path; package:// meshes are read from their '
-            "package's share directory only", read_only=True)
-        self.panel_settings = self._declare_panel_parameters()
+        self.params = params = ARM_VIEWER.declare(self)
+        port, host, update_rate = params.port, params.viewer_host, params.update_rate
+        self.max_dof, self.mesh_directories = params.max_dof, params.mesh_directories
+        self.panel_settings = {name: params[name] for name in PANEL.entries}
         self.rejections = Rejections(self.get_logger(), 'joint state')
         self.accepted = 0
         self.positions: Dict[str, float] = {}
@@ -238,36 +219,6 @@ class ArmViewer(Node):
         report.counter('joint states rejected', self.rejections)
         if self.model is None:
             report.summary(STALE, 'no robot shown yet')
-
-    def _declare_panel_parameters(self):
-        """Declare the control panel's parameters; return {name: value}."""
-        string, double = Parameter.Type.STRING, Parameter.Type.DOUBLE
-        rows = (
-            ('sim_node', string, 'sim_node', 'the simulator node, relative to the '
-             "viewer's namespace (Play, Pause, Step, Reset, ~/link_wrench, ~/ft/*)", {}),
-            ('trajectory_controller', string, 'trajectory_controller',
-             'the trajectory controller the joint sliders send moves to (relative)', {}),
-            ('dynamics_node', string, 'dynamics_node',
-             'the node whose ~/external_torques and ~/external_wrench are shown', {}),
-            ('gripper_action', string, 'gripper_controller/gripper_cmd',
-             'the GripperCommand action of the gripper buttons (relative)', {}),
-            ('joint_commands_topic', string, 'robot_joint_commands',
-             'JointState position commands of the sliders when no controller listens', {}),
-            ('move_time', double, 2.0, 'initial duration of a slider move [s]',
-             {'min_value': 0.1}),
-            ('drag_link', string, '', "the link the drag handle pushes; '': the tip", {}),
-            ('drag_stiffness', double, 200.0,
-             'spring constant of the drag handle [N/m]', {'min_value': 0.0}),
-            ('drag_max_force', double, 100.0, 'largest drag force [N]', {'min_value': 0.0}),
-            ('arrow_scale', double, 0.01, 'length of the wrench arrows [m per N, N m]',
-             {'min_value': 0.0}),
-            ('gripper_effort', double, 0.0,
-             'max_effort of the gripper goals [N]; 0: no limit', {'min_value': 0.0}),
-            ('plot_window', double, 10.0, 'time span of the live plots [s]',
-             {'min_value': 1.0, 'max_value': 600.0}),
-            ('plot_directory', string, '.', 'where Save PNG writes the plots', {}))
-        return {name: declare(self, name, ptype, default, text, read_only=True, **limits)
-                for name, ptype, default, text, limits in rows}
 
     def _add_panel(self):
         """Add the control panel, the plots and the forces; their timer (10 Hz)."""

@@ -21,9 +21,8 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
-from rclpy.parameter import Parameter
 
-from .parameters import declare
+from .parameters import DIAGNOSTICS
 
 OK, WARN, ERROR, STALE = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR,
                           DiagnosticStatus.STALE)
@@ -84,10 +83,7 @@ class Diagnostics:
         """Declare ``diagnostic_updater.period`` and start publishing."""
         self.node = node
         self.hardware_id = hardware_id
-        self.period = declare(
-            node, 'diagnostic_updater.period', Parameter.Type.DOUBLE, 1.0,
-            'publish /diagnostics every this many seconds (wall time); 0: never',
-            read_only=True, min_value=0.0)
+        self.period = DIAGNOSTICS.declare(node)['diagnostic_updater.period']
         self.tasks = []
         self._previous: Dict[str, Dict[str, int]] = {}
         self.publisher = None

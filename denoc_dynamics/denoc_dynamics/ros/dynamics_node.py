@@ -51,6 +51,7 @@ and are logged every ``diagnostics_period`` seconds when they changed.
 from functools import partial
 import sys
 import time
+from typing import NamedTuple
 
 from denoc_dynamics_interfaces.msg import InertiaMatrix
 from denoc_dynamics_interfaces.msg import JointAccelerations
@@ -61,7 +62,6 @@ from denoc_dynamics_interfaces.srv import GetTaskSpace
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -70,22 +70,20 @@ from .diagnostics import Diagnostics
 from .diagnostics import OK
 from .diagnostics import STALE
 from .external_torques import ExternalTorques
-from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .node_main import run_node
-from .parameters import declare
+from .parameters import DYNAMICS_NODE
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .state_gate import StateGate
 from .task_space_io import task_space_message
 from .. import NonFiniteResult
-from ..core.robot import FD_METHODS
+from .. import Robot
 from ..names import name_list
-from ..simulation import PhysicsParameters
 
 
 def _flat(matrix) -> list:
@@ -100,48 +98,24 @@ def _rejected(exc) -> Rejected:
     return Rejected(reason, str(exc) or type(exc).__name__)
 
 
+class RequestState(NamedTuple):
+    """The state of a service request: chain order, and each requested name's chain row."""
+
+    robot: Robot
+    reader: JointStateReader
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray
+    rows: np.ndarray    # chain index of each name of the request, -1: not a chain joint
+
+
 class DynamicsNode(Node):
     """Forward/inverse dynamics and the inertia matrix of the robot, over ROS 2."""
 
     def __init__(self, node_name='dynamics_node', **kwargs):
         """Declare the parameters, load the model (or wait for it) and set up the I/O."""
         super().__init__(node_name, **kwargs)
-        self.joints_param, self.command_timeout = declare_command_parameters(self)
-        self.inertia_every_n = declare(
-            self, 'inertia_every_n', Parameter.Type.INTEGER, 10,
-            'publish ~/inertia_matrix every this many accepted joint states; 0: never',
-            read_only=True, min_value=0)
-        self.publish_gravity = declare(
-            self, 'publish_gravity_torques', Parameter.Type.BOOL, False,
-            'publish ~/gravity_torques (JointState effort field) for every accepted state',
-            read_only=True)
-        self.publish_bias = declare(
-            self, 'publish_bias_forces', Parameter.Type.BOOL, False,
-            'publish ~/bias_forces (Coriolis + centrifugal + gravity, JointState effort '
-            'field) for every accepted state', read_only=True)
-        self.fd_method = declare(
-            self, 'fd_method', Parameter.Type.STRING, 'denoc',
-            "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky' (the "
-            'composite-body GIM and Cholesky, the O(n^3) reference)',
-            read_only=True, additional_constraints=str(FD_METHODS))
-        if self.fd_method not in FD_METHODS:
-            raise RuntimeError(f'fd_method must be one of {FD_METHODS}, got {self.fd_method!r}')
-        self.max_velocity = declare(
-            self, 'max_velocity', Parameter.Type.DOUBLE,
-            PhysicsParameters.divergence_velocity,
-            'joint states (topic and services) with a joint speed above this [rad/s, m/s] '
-            'are rejected; the default is the speed at which sim_node declares divergence',
-            read_only=True, min_value=0.0)
-        self.task_space_frame = declare(
-            self, 'task_space_frame', Parameter.Type.STRING, '',
-            'publish ~/task_space (pose, Jacobian, J qd, J-dot qd, task-space inertia; '
-            "local_world_aligned) of this link for every accepted joint state; '': off",
-            read_only=True)
-        diagnostics_period = declare(
-            self, 'diagnostics_period', Parameter.Type.DOUBLE, 10.0,
-            'log the message counters every this many seconds when they changed; 0: never',
-            read_only=True, min_value=0.0)
-
+        self.params = p = DYNAMICS_NODE.declare(self)
         self.robot = None
         self.states = None
         self.commands = None
@@ -155,11 +129,11 @@ class DynamicsNode(Node):
         self.acc_pub = self.create_publisher(JointAccelerations, '~/joint_accelerations', 10)
         self.inertia_pub = self.create_publisher(InertiaMatrix, '~/inertia_matrix', 10)
         self.gravity_pub = (self.create_publisher(JointState, '~/gravity_torques', 10)
-                            if self.publish_gravity else None)
+                            if p.publish_gravity_torques else None)
         self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
-                         if self.publish_bias else None)
+                         if p.publish_bias_forces else None)
         self.task_space_pub = (self.create_publisher(TaskSpace, '~/task_space', 10)
-                               if self.task_space_frame else None)
+                               if p.task_space_frame else None)
 
         self._unloaded = None     # the model without payload
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
@@ -182,8 +156,8 @@ class DynamicsNode(Node):
                 (InverseDynamics, '~/inverse_dynamics', self._inverse_dynamics),
                 (GetTaskSpace, '~/get_task_space', self._get_task_space)):
             self.create_service(srv_type, name, partial(self._serve, compute))
-        if diagnostics_period > 0.0:
-            self.create_timer(diagnostics_period, self._log_counters)
+        if p.diagnostics_period > 0.0:
+            self.create_timer(p.diagnostics_period, self._log_counters)
         self._rate_sample = (time.monotonic(), 0)  # (wall time, accepted) of the last report
         self.diagnostics = Diagnostics(
             self, lambda: self.robot.chain.name if self.robot is not None else '')
@@ -192,8 +166,8 @@ class DynamicsNode(Node):
 
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
-        commands = EffortCommandReader(robot.joint_names, self.joints_param,
-                                       self.command_timeout)
+        commands = EffortCommandReader(robot.joint_names, self.params.joints,
+                                       self.params.command_timeout)
         if commands.ignored:
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
@@ -201,16 +175,17 @@ class DynamicsNode(Node):
         self._unloaded = robot
         self.robot = self.payload.start_up(robot).attach(robot)
         self.external.set_model(self.robot)
-        self.states = JointStateReader(robot.joint_names, self.max_velocity)
+        self.states = JointStateReader(robot.joint_names, self.params.max_velocity)
         self.commands = commands
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
         self.task_space_on = self.task_space_pub is not None
-        if self.task_space_on and self.task_space_frame not in robot.frames:
+        frame = self.params.task_space_frame
+        if self.task_space_on and frame not in robot.frames:
             self.task_space_on = False
             self.get_logger().error(
-                f'task_space_frame {self.task_space_frame!r} is not a link of the robot '
+                f'task_space_frame {frame!r} is not a link of the robot '
                 f'(links: {", ".join(robot.frames)}): ~/task_space is not published')
 
     def _set_payload(self, payload, transition_time):
@@ -249,15 +224,15 @@ class DynamicsNode(Node):
         q, qd = state
         robot = self.robot
         tau = self.commands.current(self._now())
-        inertia_due = (self.inertia_every_n > 0
-                       and (self.accepted + 1) % self.inertia_every_n == 0)
+        every = self.params.inertia_every_n
+        inertia_due = every > 0 and (self.accepted + 1) % every == 0
         try:  # every output first: a non-finite one rejects the state, nothing is sent
-            qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
+            qdd = robot.forward_dynamics(q, qd, tau, method=self.params.fd_method)
             inertia = robot.inertia_matrix(q) if inertia_due else None
             gravity = robot.gravity_torques(q) if self.gravity_pub is not None else None
             bias = robot.bias_forces(q, qd) if self.bias_pub is not None else None
-            task_space = (task_space_message(TaskSpace(), robot, q, qd, self.task_space_frame,
-                                             '', singular_ok=True)
+            task_space = (task_space_message(TaskSpace(), robot, q, qd,
+                                             self.params.task_space_frame, '', singular_ok=True)
                           if self.task_space_on else None)
         except (ValueError, np.linalg.LinAlgError) as exc:
             rejected = _rejected(exc)
@@ -313,7 +288,7 @@ class DynamicsNode(Node):
             return
         rate = (accepted - before) / (now - then) if now > then else 0.0
         report.add('joints', self.robot.n)
-        report.add('fd_method', self.fd_method)
+        report.add('fd_method', self.params.fd_method)
         report.add('joint states accepted', accepted)
         report.add('joint state rate [Hz]', rate)
         report.summary(OK, f'{rate:.1f} joint states/s')
@@ -344,13 +319,13 @@ class DynamicsNode(Node):
         response.message = message
         return response
 
-    def _request_state(self, state, need_velocity, need_effort):
-        """Return (robot, reader, q, qd, tau) for a service request; Rejected if unusable."""
+    def _request_state(self, state, need_velocity, need_effort) -> 'RequestState':
+        """Return the state of a service request in chain order; Rejected if unusable."""
         robot = self.robot
         if robot is None:
             raise Rejected('no model', 'no robot model yet (waiting for robot_description)')
-        return (robot, self.states) + self.states.read_request(state, need_velocity,
-                                                               need_effort)
+        q, qd, tau = self.states.read_request(state, need_velocity, need_effort)
+        return RequestState(robot, self.states, q, qd, tau, self.states.rows(state.name))
 
     def _state_or_latest(self, state, need_velocity):
         """Return (robot, stamp, q, qd, source) of a request's state, or the latest."""
@@ -360,8 +335,8 @@ class DynamicsNode(Node):
                                            'received yet')
             stamp, q, qd = self.latest_state
             return self.robot, stamp, q, qd, 'the latest joint state'
-        robot, _, q, qd, _ = self._request_state(state, need_velocity, False)
-        return robot, state.header.stamp, q, qd, 'the requested state'
+        s = self._request_state(state, need_velocity, False)
+        return s.robot, state.header.stamp, s.q, s.qd, 'the requested state'
 
     def _get_inertia_matrix(self, request, response):
         robot, stamp, q, _, source = self._state_or_latest(request.state, False)
@@ -378,21 +353,20 @@ class DynamicsNode(Node):
 
     def _forward_dynamics(self, request, response):
         state = request.state
-        robot, reader, q, qd, tau = self._request_state(state, True, True)
-        qdd = robot.forward_dynamics(q, qd, tau, method=self.fd_method)
-        index = {name: i for i, name in enumerate(robot.joint_names)}
-        names = [name for name in state.name if name in index]
+        s = self._request_state(state, True, True)
+        qdd = s.robot.forward_dynamics(s.q, s.qd, s.tau, method=self.params.fd_method)
+        known = s.rows >= 0
         response.accelerations.header.stamp = state.header.stamp
-        response.accelerations.joint_names = names
-        response.accelerations.acceleration = [float(qdd[index[name]]) for name in names]
-        return self._unknown_note(reader, state.name, 'left out')
+        response.accelerations.joint_names = [n for n, k in zip(state.name, known) if k]
+        response.accelerations.acceleration = qdd[s.rows[known]].tolist()
+        return self._unknown_note(s.reader, state.name, 'left out')
 
     def _inverse_dynamics(self, request, response):
         state = request.state
-        robot, reader, q, qd, _ = self._request_state(state, True, False)
+        s = self._request_state(state, True, False)
         names = list(state.name)
         acceleration = request.acceleration
-        qdd = np.zeros(robot.n)
+        qdd = np.zeros(s.robot.n)
         if len(acceleration) != 0:
             if len(acceleration) != len(names):
                 raise Rejected('length', f'{len(acceleration)} accelerations for '
@@ -400,12 +374,10 @@ class DynamicsNode(Node):
             values = np.asarray(acceleration, dtype=float)
             if not np.all(np.isfinite(values)):
                 raise Rejected('non-finite', 'acceleration contains NaN or Inf')
-            qdd = values[reader.selection(names)]
-        tau = robot.inverse_dynamics(q, qd, qdd)
-        index = {name: i for i, name in enumerate(robot.joint_names)}
-        response.effort = [float(tau[index[name]]) if name in index else 0.0
-                           for name in names]
-        return self._unknown_note(reader, names, 'given zero effort')
+            qdd = values[s.reader.selection(names)]
+        tau = s.robot.inverse_dynamics(s.q, s.qd, qdd)
+        response.effort = np.where(s.rows >= 0, tau[s.rows], 0.0).tolist()
+        return self._unknown_note(s.reader, names, 'given zero effort')
 
     def _get_task_space(self, request, response):
         if not request.frame:

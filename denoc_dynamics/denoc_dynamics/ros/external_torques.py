@@ -38,13 +38,12 @@ import math
 
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from .joint_io import Rejected
-from .parameters import declare
-from ..core.momentum_observer import HOLDS, MomentumObserver
+from .parameters import OBSERVER
+from ..core.momentum_observer import MomentumObserver
 
 #: lambda_max of the damped least squares, relative to the largest singular value of J.
 DAMPING_MAX = 0.1
@@ -66,37 +65,13 @@ class ExternalTorques:
     def __init__(self, node):
         """Declare the parameters; create the publishers if the estimate is on."""
         self.node = node
-        rd = True
-        self.enabled = declare(
-            node, 'estimate_external_torques', Parameter.Type.BOOL, False,
-            'estimate the external joint torques from joint_states (effort: the measured '
-            'link-side torques) by the momentum observer; publishes ~/external_torques, '
-            '~/external_wrench and ~/contact', rd)
-        self.gain = declare(
-            node, 'external_torque_gain', Parameter.Type.DOUBLE, 100.0,
-            'observer gain K [1/s]: the estimate follows the external torques with a '
-            'time constant of 1/K', rd, min_value=1e-6)
-        self.hold = declare(
-            node, 'external_torque_hold', Parameter.Type.STRING, 'zero_order',
-            "how joint_states' efforts moved between two states: 'zero_order' (each "
-            "state's effort acted since the state before: drives holding a command per "
-            "state, as sim_node's) or 'first_order' (straight between the states: "
-            'torques that change continuously)', rd, additional_constraints=str(HOLDS))
-        if self.hold not in HOLDS:
-            raise RuntimeError(f'external_torque_hold must be one of {HOLDS}, got '
-                               f'{self.hold!r}')
-        self.frame = declare(
-            node, 'external_wrench_frame', Parameter.Type.STRING, '',
-            "the link whose origin ~/external_wrench refers to; empty: the chain's last "
-            'link', rd)
-        self.eps = declare(
-            node, 'external_wrench_singular_value', Parameter.Type.DOUBLE, 0.05,
-            "below this smallest singular value of the frame's Jacobian, the wrench's "
-            'least squares are damped', rd, min_value=0.0)
-        self.threshold_param = list(declare(
-            node, 'contact_threshold', Parameter.Type.DOUBLE_ARRAY, [2.0],
-            '|external torque| [N m or N] above which ~/contact is true: one value for '
-            'every joint, or one per joint', rd))
+        values = OBSERVER.declare(node)
+        self.enabled = values.estimate_external_torques
+        self.gain = values.external_torque_gain
+        self.hold = values.external_torque_hold
+        self.frame = values.external_wrench_frame
+        self.eps = values.external_wrench_singular_value
+        self.threshold_param = list(values.contact_threshold)
         self.observer = None
         self.last_stamp = None
         self.pubs = None

@@ -51,7 +51,6 @@ import math
 import sys
 
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
@@ -64,7 +63,7 @@ from .joint_io import Rejected
 from .joint_io import Rejections
 from .launch_support import finger_joint
 from .node_main import run_node
-from .parameters import declare
+from .parameters import GRIPPER_CONTROLLER
 from .robot_model import RobotModelSource
 
 #: How a goal ended, and the result flags of each ending.
@@ -107,43 +106,12 @@ class GripperController(Node):
     def __init__(self, node_name='gripper_controller', **kwargs):
         """Declare the parameters, load the model and start the action servers."""
         super().__init__(node_name, **kwargs)
-        rd = True
-        self.joint_param = declare(
-            self, 'joint', Parameter.Type.STRING, '',
-            'the finger coordinate (a prismatic joint); empty: the first joint whose name '
-            'has finger in it', rd)
-        self.max_effort_param = declare(
-            self, 'max_effort', Parameter.Type.DOUBLE, 0.0,
-            'force limit [N] of goals whose max_effort is 0; 0: the URDF effort limit', rd,
-            min_value=0.0)
-        self.kp = declare(
-            self, 'kp', Parameter.Type.DOUBLE, 300.0,
-            'position gain [N/m] of the finger drive', rd, min_value=0.0)
-        self.ki = declare(
-            self, 'ki', Parameter.Type.DOUBLE, 1500.0,
-            'integral gain [N/(m s)] of the finger drive: a blocked finger presses with '
-            'its force limit', rd, min_value=0.0)
-        self.kd = declare(
-            self, 'kd', Parameter.Type.DOUBLE, 0.0,
-            'velocity gain [N s/m] of the finger drive (the finger damping adds to it)', rd,
-            min_value=0.0)
-        self.goal_tolerance = declare(
-            self, 'goal_tolerance', Parameter.Type.DOUBLE, 0.0005,
-            'a goal is reached once the finger rests within this [m] of it', rd,
-            min_value=0.0)
-        self.stopped_velocity = declare(
-            self, 'stopped_velocity', Parameter.Type.DOUBLE, 0.001,
-            'the finger rests when slower than this [m/s]', rd, min_value=0.0)
-        self.stall_time = declare(
-            self, 'stall_time', Parameter.Type.DOUBLE, 0.2,
-            'resting short of the goal at the force limit this long [s] is a stall', rd,
-            min_value=0.0)
-        self.allow_stalling = declare(
-            self, 'allow_stalling', Parameter.Type.BOOL, True,
-            'a stalled goal (a grasp) succeeds with stalled = true; false: it aborts', rd)
-        commands_topic = declare(
-            self, 'joint_commands_topic', Parameter.Type.STRING, 'robot_joint_commands',
-            "the arm's JointState commands (sim_node's)", rd)
+        self.params = p = GRIPPER_CONTROLLER.declare(self)
+        self.joint_param, self.max_effort_param = p.joint, p.max_effort
+        self.kp, self.ki, self.kd = p.kp, p.ki, p.kd
+        self.goal_tolerance, self.stopped_velocity = p.goal_tolerance, p.stopped_velocity
+        self.stall_time, self.allow_stalling = p.stall_time, p.allow_stalling
+        commands_topic = p.joint_commands_topic
         self.goal_rejections = Rejections(self.get_logger(), 'gripper goal')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.robot = None

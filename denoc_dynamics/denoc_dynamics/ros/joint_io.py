@@ -15,11 +15,9 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_services_default
 from rclpy.qos import QoSProfile
 
-from .parameters import declare
 from ..names import name_list
 from ..names import repeated
 from ..simulation import HeldCommand
@@ -138,6 +136,10 @@ class JointStateReader:
             self._cache[key] = selection
         return selection
 
+    def rows(self, names: Sequence[str]) -> np.ndarray:
+        """Return the chain index of each of ``names``, -1 for a name not in the chain."""
+        return np.array([self._chain_index.get(name, -1) for name in names], dtype=int)
+
     def unknown(self, names: Sequence[str]) -> List[str]:
         """Return the names that are not chain joints."""
         return [name for name in names if name not in self._chain_index]
@@ -205,22 +207,6 @@ def read_joint_state(reader: Optional['JointStateReader'], msg, rejections: Reje
     except Rejected as exc:
         rejections.add(exc)
         return None
-
-
-def declare_command_parameters(node):
-    """Declare ``joints`` and ``command_timeout``; return (joints, command_timeout)."""
-    joints = declare(
-        node, 'joints', Parameter.Type.STRING_ARRAY, [],
-        'joint order of the effort_commands array (ros2_control forward_command_controller '
-        'convention); empty: the chain order', read_only=True)
-    timeout = declare(
-        node, 'command_timeout', Parameter.Type.DOUBLE, 0.5,
-        'an effort command older than this [s] counts as zero torque; <= 0: never expires',
-        read_only=True)
-    twice = sorted({name for name in joints if list(joints).count(name) > 1})
-    if twice:
-        raise RuntimeError(f'the joints parameter names {twice} more than once')
-    return list(joints), float(timeout)
 
 
 class EffortCommandReader:

@@ -24,14 +24,13 @@ from typing import Callable, NamedTuple, Optional
 from denoc_dynamics_interfaces.msg import Payload as PayloadMsg
 from denoc_dynamics_interfaces.srv import SetPayload
 import numpy as np
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 
 from .joint_io import Rejected
 from .joint_io import Rejections
-from .parameters import declare
+from .parameters import PAYLOAD
 from ..core.payload import checked_payload
 
 #: ~/payload: latched (a late subscriber gets the current payload).
@@ -98,16 +97,9 @@ class PayloadService:
         self._node, self._robot, self._apply = node, robot, apply
         self.current: Payload = NO_PAYLOAD
         self.rejections = Rejections(node.get_logger(), 'payload')
-        self._start = (
-            declare(node, 'payload.link', Parameter.Type.STRING, '',
-                    'link the start-up payload is fixed to; empty: no payload', True),
-            declare(node, 'payload.mass', Parameter.Type.DOUBLE, 0.0,
-                    'mass [kg] of the start-up payload', True, min_value=0.0),
-            declare(node, 'payload.center_of_mass', Parameter.Type.DOUBLE_ARRAY,
-                    [0.0, 0.0, 0.0], 'its center of mass [m] in the link frame', True),
-            declare(node, 'payload.inertia', Parameter.Type.DOUBLE_ARRAY, [0.0] * 6,
-                    'its inertia [kg m^2] about the center of mass, link frame: '
-                    'ixx ixy ixz iyy iyz izz', True))
+        values = PAYLOAD.declare(node)
+        self._start = tuple(values[f'payload.{key}']
+                            for key in ('link', 'mass', 'center_of_mass', 'inertia'))
         self.publisher = node.create_publisher(PayloadMsg, '~/payload', PAYLOAD_QOS)
         node.create_service(SetPayload, '~/set_payload', self._set_payload)
 

@@ -19,14 +19,14 @@ joints in the chain is refused like a malformed one.
 
 from typing import Callable, Optional
 
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import HistoryPolicy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
-from .parameters import declare
+from .parameters import DESCRIPTION
+from .parameters import ROBOT_MODEL
 from .. import load_urdf, load_urdf_xml
 
 #: QoS of /robot_description: latched like robot_state_publisher's publisher.
@@ -35,11 +35,6 @@ ROBOT_DESCRIPTION_QOS = QoSProfile(
     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 DESCRIPTION_TOPIC = 'robot_description'
-
-#: Default of the ``max_dof`` parameter: far above any real robot (a humanoid has
-#: about 50 joints), low enough that a description sent on the topic cannot keep a
-#: node busy for long building a huge model.
-MAX_DOF = 1000
 
 
 class DescriptionSource:
@@ -62,13 +57,8 @@ class DescriptionSource:
         self.model = None
         self.source: Optional[str] = None
         self.subscription = None
-        description = declare(
-            node, 'robot_description', Parameter.Type.STRING, '',
-            'URDF XML of the robot; if empty, urdf_path is used', read_only=True)
-        path = declare(
-            node, 'urdf_path', Parameter.Type.STRING, '',
-            'URDF file, used when robot_description is empty; if both are empty the '
-            'model comes from the robot_description topic', read_only=True)
+        values = DESCRIPTION.declare(node)
+        description, path = values.robot_description, values.urdf_path
         if description:
             self._load_or_raise(description, 'the robot_description parameter')
         elif path:
@@ -112,25 +102,10 @@ class RobotModelSource(DescriptionSource):
     def __init__(self, node, on_model: Callable):
         """Declare the model parameters, then load the model as DescriptionSource does."""
         self._on_model = on_model
-        self.base_link = declare(
-            node, 'base_link', Parameter.Type.STRING, '',
-            'first (fixed) link of the chain; empty: the URDF root', read_only=True)
-        self.tip_link = declare(
-            node, 'tip_link', Parameter.Type.STRING, '',
-            'last link of the chain; empty: the single leaf below base_link', read_only=True)
-        self.gravity = declare(
-            node, 'gravity', Parameter.Type.DOUBLE_ARRAY, [0.0, 0.0, -9.81],
-            'gravity vector [m/s^2] in the base_link frame', read_only=True,
-            additional_constraints='3 finite numbers')
-        self.side_branches = declare(
-            node, 'side_branches', Parameter.Type.STRING, 'lock',
-            "links off the base-tip path: 'lock' (rigid at zero) or 'drop' (ignored)",
-            read_only=True, additional_constraints="'lock' or 'drop'")
-        self.max_dof = declare(
-            node, 'max_dof', Parameter.Type.INTEGER, MAX_DOF,
-            'largest number of chain joints accepted from a robot description (topic or '
-            'parameter); a larger one is refused and the current model kept',
-            read_only=True, min_value=1)
+        values = ROBOT_MODEL.declare(node)
+        self.base_link, self.tip_link = values.base_link, values.tip_link
+        self.gravity, self.side_branches = values.gravity, values.side_branches
+        self.max_dof = values.max_dof
         super().__init__(node, self._load_robot)
 
     @property

@@ -4,17 +4,15 @@ Per-joint gain parameters that change at runtime (``ros2 param set``), ramped.
 The sim node's servo gains ``servo.<joint>.kp`` / ``kd`` and the trajectory controller's
 ``gains.<joint>.kp`` / ``kd`` are dynamic parameters (an integer is taken as the
 double it means, as ``ros2 param set /sim_node servo.joint1.kp 100`` sends it): a new
-value is checked (a finite
-number >= 0, and whatever the node adds: the sim refuses gains its servo cannot hold
-stable at the physics rate), refused with the reason in the
-``SetParametersResult`` (the old gains kept), or else applied through a
-:class:`~denoc_dynamics.gain_ramp.GainRamp`, without a jump in effort.
+value is checked by the node's parameter table (a finite number >= 0), then by what
+the node adds (the sim refuses gains its servo cannot hold stable at the physics
+rate), refused with the reason in the ``SetParametersResult`` (the old gains kept),
+or else applied through a :class:`~denoc_dynamics.gain_ramp.GainRamp`, without a jump
+in effort.
 """
 
-import math
 from typing import Callable, Optional, Sequence
 
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 
 from ..gain_ramp import GainRamp
@@ -30,8 +28,8 @@ class RuntimeGains:
     None.
     """
 
-    def __init__(self, node, prefix: str, keys: Sequence[str]):
-        """Register the node's parameter callback for these gains."""
+    def __init__(self, node, table, prefix: str, keys: Sequence[str]):
+        """Check runtime changes by the node's ParameterTable ``table``, then apply them."""
         self.node = node
         self.prefix = prefix
         self.keys = tuple(keys)
@@ -39,7 +37,7 @@ class RuntimeGains:
         self.ramp: Optional[GainRamp] = None
         self.check: Callable = lambda key, joint, targets: None
         node.add_pre_set_parameters_callback(self._as_double)
-        node.add_on_set_parameters_callback(self._on_set)
+        table.on_set(node, self._apply)
 
     def attach(self, joint_names, ramp: GainRamp, check: Optional[Callable] = None):
         """Serve the gains of ``joint_names`` (chain order) through ``ramp``."""
@@ -62,21 +60,12 @@ class RuntimeGains:
                 if p.type_ == Parameter.Type.INTEGER and self._parse(p.name) else p
                 for p in parameters]
 
-    def _on_set(self, parameters) -> SetParametersResult:
-        changes = []
-        for parameter in parameters:
-            parsed = self._parse(parameter.name)
-            if parsed is None:
-                continue
-            value = parameter.value
-            if not isinstance(value, float) or not math.isfinite(value) or value < 0.0:
-                return SetParametersResult(
-                    successful=False,
-                    reason=f'{parameter.name} must be a finite number >= 0, got {value!r}; '
-                           'the gains are unchanged')
-            changes.append((parsed, value))
+    def _apply(self, parameters) -> Optional[str]:
+        """Ramp to the gains among ``parameters`` (the table checked them); else why not."""
+        changes = [(parsed, parameter.value) for parameter in parameters
+                   if (parsed := self._parse(parameter.name)) is not None]
         if not changes or self.ramp is None:
-            return SetParametersResult(successful=True)
+            return None
         targets = {key: self.ramp.target(key) for key in self.ramp.values}
         applied = []
         for (joint, key), value in changes:
@@ -88,9 +77,8 @@ class RuntimeGains:
         for key, index, _ in applied:
             reason = self.check(key, index, targets)
             if reason:
-                return SetParametersResult(
-                    successful=False, reason=f'{reason}; the gains are unchanged')
+                return f'{reason}; the gains are unchanged'
         for key, index, value in applied:
             if self.ramp.target(key)[index] != value:
                 self.ramp.change(key, index, value)
-        return SetParametersResult(successful=True)
+        return None

@@ -62,7 +62,6 @@ from rclpy.utilities import remove_ros_args
 
 from .dynamics_node import DynamicsNode
 from .gripper_controller import GripperController
-from .launch_support import friction_velocity_parameters
 from .launch_support import gripper_layout
 from .node_main import RosSession
 from .sim_node import SimNode
@@ -249,6 +248,25 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
+def node_overrides(args, urdf):
+    """Return the parameters (every node's, sim_node's) that the command line sets."""
+    typed = Parameter.Type
+    overrides = [Parameter('urdf_path', typed.STRING, urdf),
+                 Parameter('robot_description', typed.STRING, '')]
+    if args.integrator is not None:   # the controller's friction model follows it
+        overrides.append(Parameter('integrator', typed.STRING, args.integrator))
+    sim_overrides = list(overrides)
+    if args.real_time_factor is not None:
+        sim_overrides.append(Parameter('real_time_factor', typed.DOUBLE,
+                                       float(args.real_time_factor)))
+    if args.start_mode is not None:
+        sim_overrides.append(Parameter('start_mode', typed.STRING, args.start_mode))
+    if args.demo:
+        # joint_states stamped with the simulated time, which the controller runs on
+        sim_overrides.append(Parameter('publish_clock', typed.BOOL, True))
+    return overrides, sim_overrides
+
+
 def main(argv=None):
     """Run the all-in-one simulated arm; return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -260,25 +278,14 @@ def main(argv=None):
     urdf = args.urdf or bundled_urdf()
     if not os.path.exists(urdf) and not os.path.splitext(urdf)[1]:
         urdf = bundled_urdf(urdf)           # a bundled model by name
-    overrides = [Parameter('urdf_path', Parameter.Type.STRING, urdf),
-                 Parameter('robot_description', Parameter.Type.STRING, '')]
+    overrides, sim_overrides = node_overrides(args, urdf)
     try:
         finger, arm = gripper_layout(urdf)
     except (OSError, ValueError) as exc:
         print(f'denoc_sim_arm: {exc}', file=sys.stderr)
         return 1
     joints = [Parameter('joints', Parameter.Type.STRING_ARRAY, arm)] if finger else []
-    sim_overrides = list(overrides) + joints
-    if args.real_time_factor is not None:
-        sim_overrides.append(Parameter('real_time_factor', Parameter.Type.DOUBLE,
-                                       float(args.real_time_factor)))
-    if args.integrator is not None:
-        sim_overrides.append(Parameter('integrator', Parameter.Type.STRING, args.integrator))
-    if args.start_mode is not None:
-        sim_overrides.append(Parameter('start_mode', Parameter.Type.STRING, args.start_mode))
-    if args.demo:
-        # joint_states stamped with the simulated time, which the controller runs on
-        sim_overrides.append(Parameter('publish_clock', Parameter.Type.BOOL, True))
+    sim_overrides += joints
     status_line = StatusLine()
     times, positions = [], []
     # The YAML first: --ros-args given by the user come later and take precedence.
@@ -294,13 +301,9 @@ def main(argv=None):
                 dynamics = session.add(DynamicsNode(parameter_overrides=overrides + joints))
                 follow_simulation(dynamics, sim, dynamics._on_joint_state)
             if args.demo and not session.signals.requested:
-                # the controller's friction model: the simulated arm's own regularization
-                friction = [Parameter(name, Parameter.Type.DOUBLE, value)
-                            for name, value in friction_velocity_parameters(
-                                sim.model.robot.joint_names,
-                                sim.sim.friction_velocity).items()]
+                # the simulated arm's friction model (simulated_friction in the YAML)
                 controller = session.add(
-                    TrajectoryController(parameter_overrides=overrides + friction + joints))
+                    TrajectoryController(parameter_overrides=overrides + joints))
                 # the controller runs on the simulated time, handed over as /clock
                 # would hand it (a state's stamp is never its time)
                 controller.clock = sim.sim_clock
@@ -338,8 +341,7 @@ def main(argv=None):
         print(f'denoc_sim_arm: the simulation failed: {sim.failure}', file=sys.stderr,
               flush=True)
         return 1
-    print(f'denoc_sim_arm: simulated {sim.sim.t:.3f} s, overall real-time factor '
-          f'{sim.runner.meter.overall:.2f}' + ('' if finished else ' (interrupted)'),
+    print(f'denoc_sim_arm: {sim.summary()}' + ('' if finished else ' (interrupted)'),
           flush=True)
     if args.plot and times:
         save_plot(args.plot, times, positions, names, f'{robot.chain.name}: joint positions')

@@ -36,12 +36,11 @@ from denoc_dynamics_interfaces.srv import ApplyLinkWrench
 from denoc_dynamics_interfaces.srv import SetVirtualWalls
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
 from .joint_io import Rejected
 from .joint_io import Rejections
-from .parameters import declare
+from .parameters import SIM_CONTACT
 from ..sim_loads import SimulatedSensors
 
 
@@ -55,25 +54,9 @@ class SimContact:
     def __init__(self, node):
         """Declare the parameters, services and the topic on ``node``."""
         self.node = node
-        rd = True
-        self.ft_joints = list(declare(
-            node, 'ft_sensors', Parameter.Type.STRING_ARRAY, [],
-            'fixed joints with a simulated force/torque sensor; each publishes '
-            '~/ft/<joint> (WrenchStamped in its child link frame)', rd))
-        self.ft_bias = list(declare(
-            node, 'ft_bias', Parameter.Type.DOUBLE_ARRAY, [],
-            'bias added to every F/T reading: 6 numbers, torque then force; empty: none', rd))
-        self.ft_noise = list(declare(
-            node, 'ft_noise', Parameter.Type.DOUBLE_ARRAY, [],
-            'standard deviation of the Gaussian noise of the F/T readings: 6 numbers, '
-            'torque then force; empty: none', rd))
-        self.wall_planes = list(declare(
-            node, 'wall_planes', Parameter.Type.DOUBLE_ARRAY, [],
-            'virtual wall planes, 8 numbers each: a point (3) and the outward normal (3) '
-            'in the base frame [m], stiffness [N/m], damping [N s/m]', rd))
-        self.wall_links = list(declare(
-            node, 'wall_links', Parameter.Type.STRING_ARRAY, [],
-            "links whose origins the wall pushes; empty: the chain's last link", rd))
+        values = SIM_CONTACT.declare(node)
+        self.ft_joints, self.ft_bias, self.ft_noise, self.wall_planes, self.wall_links = (
+            list(values[name]) for name in SIM_CONTACT.entries)
         self.rejections = Rejections(node.get_logger(), 'link wrench')
         self.sensors = None
         self.ft_pubs = []
@@ -116,9 +99,8 @@ class SimContact:
         sensors = self.sensors
         if sensors is None:
             return
-        with self.node.lock:
-            held = self.node.sim.mode == 'hold'
-            readings = sensors.read(snapshot.q, snapshot.qd, snapshot.effort, held=held)
+        held = self.node.sim.mode == 'hold'
+        readings = sensors.read(snapshot.q, snapshot.qd, snapshot.effort, held=held)
         for pub, msg, F in zip(self.ft_pubs, self._ft_msgs, readings):
             msg.header.stamp = stamp
             w = msg.wrench
@@ -135,10 +117,9 @@ class SimContact:
         duration = request.duration.sec + 1e-9 * request.duration.nanosec
         w = request.wrench
         try:
-            with self.node.lock:
-                sim.loads.apply(request.link, _vector(w.force), _vector(w.torque),
-                                request.reference_frame, _vector(request.point), duration,
-                                sim.t)
+            sim.loads.apply(request.link, _vector(w.force), _vector(w.torque),
+                            request.reference_frame, _vector(request.point), duration,
+                            sim.t)
         except ValueError as exc:
             response.success, response.message = False, f'refused: {exc}'
             self.node.get_logger().warning(f'~/apply_link_wrench {response.message}',
@@ -154,9 +135,8 @@ class SimContact:
         if sim is None or sim.loads is None:
             response.success, response.message = False, 'no robot model yet'
             return response
-        with self.node.lock:
-            count = len(sim.loads.applied) + (sim.loads.topic is not None)
-            sim.loads.clear()
+        count = len(sim.loads.applied) + (sim.loads.topic is not None)
+        sim.loads.clear()
         response.success, response.message = True, f'cleared {count} wrench(es)'
         return response
 
@@ -168,8 +148,7 @@ class SimContact:
         planes = [((p.point.x, p.point.y, p.point.z), _vector(p.normal), p.stiffness,
                    p.damping) for p in request.walls]
         try:
-            with self.node.lock:
-                sim.loads.set_walls(planes)
+            sim.loads.set_walls(planes)
         except ValueError as exc:
             response.success, response.message = False, f'refused: {exc}'
             return response
@@ -183,8 +162,7 @@ class SimContact:
             return
         w = msg.wrench
         try:
-            with self.node.lock:
-                sim.loads.hold(msg.header.frame_id, _vector(w.force), _vector(w.torque),
-                               sim.t)
+            sim.loads.hold(msg.header.frame_id, _vector(w.force), _vector(w.torque),
+                           sim.t)
         except ValueError as exc:
             self.rejections.add(Rejected('invalid', str(exc)))

@@ -82,14 +82,12 @@ more is published until ``~/reset``.
 
 from functools import partial
 import sys
-import threading
 
 import numpy as np
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
 from rclpy.clock import ROSClock as RosTimeClock
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
@@ -105,16 +103,14 @@ from .diagnostics import ERROR
 from .diagnostics import OK
 from .diagnostics import STALE
 from .diagnostics import WARN
-from .joint_commands import INTERFACES
 from .joint_commands import JointCommandReader
-from .joint_io import declare_command_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .joint_io import REQUEST_QOS
 from .node_main import run_node
-from .parameters import declare
-from .parameters import value as parameter_value
+from .parameters import JOINTS
+from .parameters import SIM_NODE
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .runtime_gains import RuntimeGains
@@ -122,17 +118,18 @@ from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
 from .tf_broadcaster import make_tf_broadcaster
 from ..gain_ramp import GainRamp
-from ..gain_ramp import RAMP_TIME
 from ..servo import unstable_gains
 from ..simulation import CommandOutOfRange
-from ..simulation import EFFORT_MODES
-from ..simulation import FD_METHODS
-from ..simulation import INTEGRATORS
 from ..simulation import leading_pose
 from ..simulation import PhysicsParameters
 from ..simulation import Simulation
 from ..simulation import SimulationRunner
-from ..simulation import START_MODES
+
+#: The per-joint entries of SIM_NODE; the PhysicsParameters among its entries.
+SERVO_KP, SERVO_KD = f'servo.{JOINTS}.kp', f'servo.{JOINTS}.kd'
+INTERFACES = f'command_interfaces.{JOINTS}'
+PHYSICS_NAMES = [name for name in PhysicsParameters.__dataclass_fields__
+                 if name in SIM_NODE.entries]
 
 
 def _time_msg(msg, seconds):
@@ -150,108 +147,18 @@ class SimNode(Node):
     """
 
     def __init__(self, node_name='sim_node', **kwargs):
-        """Declare the parameters and load the model (or subscribe to wait for it)."""
+        """Declare the parameters (SIM_NODE) and load the model (or wait for it)."""
         super().__init__(node_name, **kwargs)
-        self.joints_param, command_timeout = declare_command_parameters(self)
-        rd = True  # every parameter is read once, at start-up or model load
-        self.physics = PhysicsParameters(
-            physics_rate=declare(
-                self, 'physics_rate', Parameter.Type.DOUBLE, 1000.0,
-                'integration steps per simulated second [Hz]', rd, min_value=1.0),
-            integrator=declare(
-                self, 'integrator', Parameter.Type.STRING, 'rk4',
-                "'rk4' (Runge-Kutta 4), 'ab4' (Adams-Bashforth 4, started by RK4) or "
-                "'semi_implicit_euler'", rd, additional_constraints=str(INTEGRATORS)),
-            friction_velocity=declare(
-                self, 'friction_velocity', Parameter.Type.DOUBLE, 0.05,
-                'smallest regularization velocity v_eps of the Coulomb friction '
-                'friction * tanh(qd / v_eps) [rad/s, m/s]; raised per joint where the '
-                'integrator needs it', rd),
-            limit_stop_frequency=declare(
-                self, 'limit_stop_frequency', Parameter.Type.DOUBLE, 50.0,
-                'natural frequency [Hz] of the position-limit stops: stiffness I w^2 and '
-                'damping 2 zeta I w beyond a limit, I the joint effective inertia; lowered '
-                'where the integrator needs it', rd),
-            limit_stop_damping_ratio=declare(
-                self, 'limit_stop_damping_ratio', Parameter.Type.DOUBLE, 1.0,
-                'damping ratio zeta of the position-limit stops', rd, min_value=0.0),
-            command_timeout=command_timeout,
-            fd_method=declare(
-                self, 'fd_method', Parameter.Type.STRING, 'denoc',
-                "forward dynamics solver: 'denoc' (Saha's O(n) sweeps) or 'cholesky'", rd,
-                additional_constraints=str(FD_METHODS)),
-            servo_frequency=declare(
-                self, 'servo_frequency', Parameter.Type.DOUBLE, 25.0,
-                'natural frequency [Hz] of the default position-servo gains on each '
-                "joint's smallest effective inertia (servo.<joint>.kp/kd override them)", rd,
-                min_value=1e-3),
-            servo_damping_ratio=declare(
-                self, 'servo_damping_ratio', Parameter.Type.DOUBLE, 1.0,
-                'damping ratio of the default position-servo gains', rd, min_value=1e-3),
-            joint_command_timeout=declare(
-                self, 'joint_command_timeout', Parameter.Type.DOUBLE, 0.0,
-                'a JointState command older than this [s of simulated time] turns into a '
-                'position hold where the joints are; <= 0: held until the next one', rd),
-            effort_mode=declare(
-                self, 'effort_mode', Parameter.Type.STRING, 'raw',
-                "what an effort command is: 'raw' the joint torque; 'gravity_compensated' "
-                "the torque on top of the arm's own gravity, which the drives add (as on "
-                'torque-controlled arms): a zero command holds the arm', rd,
-                additional_constraints=str(EFFORT_MODES)))
-        try:
-            self.physics.check()
-        except ValueError as exc:
-            raise RuntimeError(str(exc)) from exc
-        self.publish_rate = declare(
-            self, 'publish_rate', Parameter.Type.DOUBLE, 100.0,
-            'joint_states (and /clock) publishing rate [Hz of simulated time]', rd,
-            min_value=1e-3)
-        self.real_time_factor = declare(
-            self, 'real_time_factor', Parameter.Type.DOUBLE, 1.0,
-            'simulated seconds per wall second; 0: as fast as possible', rd, min_value=0.0)
-        self.publish_clock = declare(
-            self, 'publish_clock', Parameter.Type.BOOL, False,
-            'publish the simulated time on /clock (and stamp joint_states with it)', rd)
-        self.start_mode = declare(
-            self, 'start_mode', Parameter.Type.STRING, 'hold',
-            "'hold': frozen at initial_positions until the first effort command; "
-            "'paused': paused until ~/pause false; 'running': integrate from the start", rd,
-            additional_constraints=str(START_MODES))
-        self.initial_positions = declare(
-            self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY, [],
-            'initial joint positions in the order of the coordinates; fewer (a pose of '
-            'the arm, used with its gripper): the rest start at 0 or their nearest limit', rd)
-        joint_commands_topic = declare(
-            self, 'joint_commands_topic', Parameter.Type.STRING, 'robot_joint_commands',
-            'JointState commands (topic_based_ros2_control JointStateTopicSystem)', rd)
-        joint_states_topic = declare(
-            self, 'joint_states_topic', Parameter.Type.STRING, 'robot_joint_states',
-            'joint states also published here, best effort (JointStateTopicSystem); '
-            'empty: not published', rd)
-        publish_tf = declare(
-            self, 'publish_tf', Parameter.Type.BOOL, True,
-            "publish /tf and /tf_static of the arm's links as robot_state_publisher does "
-            '(false where robot_state_publisher runs)', rd)
-        frame_prefix = declare(
-            self, 'frame_prefix', Parameter.Type.STRING, '',
-            "prefix of the TF frame names (robot_state_publisher's frame_prefix), e.g. "
-            "'arm1/' for a namespaced arm", rd)
-        status_period = declare(
-            self, 'status_period', Parameter.Type.DOUBLE, 5.0,
-            'log the real-time factor every this many seconds; 0: never', rd, min_value=0.0)
-        if self.start_mode not in START_MODES:
-            raise RuntimeError(f'start_mode must be one of {START_MODES}, '
-                               f'got {self.start_mode!r}')
-
-        self.lock = threading.Lock()
-        self.servo_gains = RuntimeGains(self, 'servo', ('kp', 'kd'))
+        self.params = params = SIM_NODE.declare(self)
+        self.physics = PhysicsParameters(**{name: params[name] for name in PHYSICS_NAMES})
+        self.servo_gains = RuntimeGains(self, SIM_NODE, 'servo', ('kp', 'kd'))
         self.sim = None
         self.runner = None
         self.commands = None
+        self.joint_commands = None
         self.duration = None
         self.command_rejections = Rejections(self.get_logger(), 'effort command')
         self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
-        self.joint_commands = None
         self.listeners = []  # called with each published Snapshot
         self.state_listeners = []  # called with each published JointState, after it
         # The simulated time as a ROS clock, for nodes composed in this process
@@ -262,45 +169,52 @@ class SimNode(Node):
         self._time_source.ros_time_is_active = True
         self._js_msg = None
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
-
+        self._tick_waiters = []   # futures completed by the next physics tick
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
-                          if self.publish_clock else None)
+                          if params.publish_clock else None)
         self._clock_msg = Clock()
+        self.robot_js_pub = (self.create_publisher(JointState, params.joint_states_topic,
+                                                   qos_profile_sensor_data)
+                             if params.joint_states_topic else None)
         self._unloaded = None     # the model without payload
         self._transition = None   # (from, to, start [s of simulated time], duration)
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
-        self.tf = make_tf_broadcaster(self, frame_prefix) if publish_tf else None
+        self.tf = (make_tf_broadcaster(self, params.frame_prefix) if params.publish_tf
+                   else None)
         self.model = RobotModelSource(self, self._set_model)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
-        self.robot_js_pub = (self.create_publisher(JointState, joint_states_topic,
-                                                   qos_profile_sensor_data)
-                             if joint_states_topic else None)
         self.joint_command_sub = self.create_subscription(
-            JointState, joint_commands_topic, self._on_joint_command, QoSProfile(depth=1))
-        self._tick_waiters = []   # futures completed by the next physics tick
+            JointState, params.joint_commands_topic, self._on_joint_command,
+            QoSProfile(depth=1))
         self.step_generation = 0  # bumped by every reset and state change: ends stepping
         self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
         self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
-        if status_period > 0.0:
-            self.create_timer(status_period, self._log_status)
+        if params.status_period > 0.0:
+            self.create_timer(params.status_period, self._log_status)
         self.simulation_services = attach_simulation_services(self)
         self.diagnostics = Diagnostics(self, self._robot_name)
         self.diagnostics.add('simulation', self._diagnose_simulation)
         self.diagnostics.add('inputs', self._diagnose_inputs)
 
+    @property
+    def initial_positions(self):
+        """Return the ``initial_positions`` parameter (a leading part of a pose, or empty)."""
+        return self.params.initial_positions
+
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
+        params = self.params
         self._unloaded, self._transition = robot, None
         # the simulated robot has its own constants, which a payload changes in place
         robot = self.payload.start_up(robot).attach(robot.with_payload(
             robot.chain.link_names[-1], 0.0, np.zeros(3), np.zeros((3, 3))))
         sim = Simulation(robot, self.physics,
-                         initial_positions=leading_pose(robot, self.initial_positions),
-                         start_mode=self.start_mode)
-        commands = EffortCommandReader(robot.joint_names, self.joints_param)
+                         initial_positions=leading_pose(robot, params.initial_positions),
+                         start_mode=params.start_mode)
+        commands = EffortCommandReader(robot.joint_names, params.joints)
         joint_commands = self._joint_command_setup(robot, sim)
         self.contact.set_model(sim)
         for warning in sim.stability_warnings():
@@ -308,61 +222,40 @@ class SimNode(Node):
         self.get_logger().info(f'simulation: {sim.describe()}')
         if self.tf is not None:
             self.tf.set_robot(robot)
-        with self.lock:
-            self.sim = sim
-            self.commands = commands
-            self.joint_commands = joint_commands
-            # joint_states carries the mimic joints too, after the coordinates, as
-            # joint_state_publisher does (Robot.body_positions and body_rates)
-            mimic = robot.mimic_joints
-            self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
-            self._js_msg = JointState(name=robot.joint_names + list(mimic))
-            if self.runner is None:
-                self.runner = SimulationRunner(
-                    sim, self.publish_rate, self.real_time_factor, self._publish, self.lock,
-                    on_failure=self._on_failure)
-                # The physics clock: wall time, never /clock (which this node publishes).
-                # Two ticks a chunk: on pace every other one has nothing due; behind, the
-                # runner catches up one chunk a tick, at twice the pace, with the
-                # commands received between two chunks applied (it never runs a burst).
-                self.create_timer(self.runner.period / 2.0, self._tick, clock=self._steady)
-            else:
-                self.runner.set_simulation(sim)
+        self.sim = sim
+        self.commands = commands
+        self.joint_commands = joint_commands
+        # joint_states carries the mimic joints too, after the coordinates, as
+        # joint_state_publisher does (Robot.body_positions and body_rates)
+        mimic = robot.mimic_joints
+        self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
+        self._js_msg = JointState(name=robot.joint_names + list(mimic))
+        if self.runner is None:
+            self.runner = SimulationRunner(sim, params.publish_rate, params.real_time_factor,
+                                           self._publish, on_failure=self._on_failure)
+            # The physics clock: wall time, never /clock (which this node publishes).
+            # Two ticks a chunk: on pace every other one has nothing due; behind, the
+            # runner catches up one chunk a tick, at twice the pace, with the commands
+            # received between two chunks applied (it never runs a burst).
+            self.create_timer(self.runner.period / 2.0, self._tick, clock=self._steady)
+        else:
+            self.runner.set_simulation(sim)
 
     def _joint_command_setup(self, robot, sim):
-        """Declare the per-joint servo and interface parameters; set the gains on ``sim``."""
-        interfaces, gains = {}, {'kp': sim.kp.copy(), 'kd': sim.kd.copy()}
+        """Declare the per-joint servo gains and command interfaces; set the gains on sim."""
+        joints = robot.joint_names
         self.servo_gains.ramp = None   # the model's own gains until they are attached
-        for i, joint in enumerate(robot.joint_names):
-            for key, unit in (('kp', 'N m/rad'), ('kd', 'N m s/rad')):
-                name = f'servo.{joint}.{key}'
-                if self.has_parameter(name):
-                    gains[key][i] = self.get_parameter(name).value
-                else:
-                    gains[key][i] = declare(
-                        self, name, Parameter.Type.DOUBLE, float(gains[key][i]),
-                        f'{key} [{unit}] of the position and velocity servos of {joint}; '
-                        f'settable at runtime: ramped in over {RAMP_TIME:g} s, refused '
-                        'if negative or unstable at the physics rate', min_value=0.0)
-            name = f'command_interfaces.{joint}'
-            if not self.has_parameter(name):
-                declare(self, name, Parameter.Type.STRING_ARRAY, [],
-                        f"command interfaces of {joint} in JointStateTopicSystem's compact "
-                        'layout (its <ros2_control> block): position, velocity, effort; '
-                        'empty: arrays with one entry per name only', True,
-                        additional_constraints=str(INTERFACES))
-            value = parameter_value(self, name, [])
-            if value:
-                interfaces[joint] = list(value)
+        values = SIM_NODE.declare_joints(self, joints, {SERVO_KP: sim.kp, SERVO_KD: sim.kd})
+        interfaces = {joint: list(v) for joint, v in zip(joints, values[INTERFACES]) if v}
         try:
-            sim.set_servo_gains(gains['kp'], gains['kd'])
-            reader = JointCommandReader(robot.joint_names, interfaces)
+            sim.set_servo_gains(values[SERVO_KP], values[SERVO_KD])
+            reader = JointCommandReader(joints, interfaces)
         except ValueError as exc:
             raise RuntimeError(str(exc)) from exc
         for i in unstable_gains(sim.inertia, sim.h, sim.kp, sim.kd):
             self.get_logger().warning(
-                f'servo gains of {robot.joint_names[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) '
-                f'are unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
+                f'servo gains of {joints[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) are '
+                f'unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
                 f'inertia {sim.inertia[i]:.3g}')
         self.servo_gains.attach(robot.joint_names,
                                 GainRamp({'kp': sim.kp.copy(), 'kd': sim.kd.copy()}),
@@ -372,24 +265,22 @@ class SimNode(Node):
     # --- payload -------------------------------------------------------------------
     def _set_payload(self, payload, transition_time):
         """~/set_payload: from the current payload to ``payload`` over the transition time."""
-        with self.lock:
-            start = self.payload.current
-            if self._transition is not None:   # a transition under way: from where it is
-                start = self._transition[1]
-            self._transition = (start, payload, self.sim.t, transition_time)
+        start = self.payload.current
+        if self._transition is not None:   # a transition under way: from where it is
+            start = self._transition[1]
+        self._transition = (start, payload, self.sim.t, transition_time)
         self._advance_payload()
 
     def _advance_payload(self):
         """Set the simulated payload along the transition (linear in mass and inertia)."""
-        with self.lock:
-            old, new, t0, duration = self._transition
-            s = 1.0 if duration <= 0.0 else min(1.0, max(0.0, (self.sim.t - t0) / duration))
-            loaded = new.scaled(s).attach(old.scaled(1.0 - s).attach(self._unloaded))
-            robot = self.sim.robot
-            robot.model.reals[:] = loaded.model.reals    # read by the compiled physics
-            robot.chain = loaded.chain
-            if s >= 1.0:
-                self._transition = None
+        old, new, t0, duration = self._transition
+        s = 1.0 if duration <= 0.0 else min(1.0, max(0.0, (self.sim.t - t0) / duration))
+        loaded = new.scaled(s).attach(old.scaled(1.0 - s).attach(self._unloaded))
+        robot = self.sim.robot
+        robot.model.reals[:] = loaded.model.reals    # read by the compiled physics
+        robot.chain = loaded.chain
+        if s >= 1.0:
+            self._transition = None
 
     @staticmethod
     def _check_servo_gains(sim, key, i, gains):
@@ -406,9 +297,8 @@ class SimNode(Node):
             self._advance_payload()
         ramp = self.servo_gains.ramp
         if ramp is not None and ramp.ramping:
-            with self.lock:
-                if ramp.at(self.sim.t):
-                    self.sim.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
+            if ramp.at(self.sim.t):
+                self.sim.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -427,8 +317,7 @@ class SimNode(Node):
 
         Fewer only if the simulation fails; ValueError if it is not paused.
         """
-        with self.lock:
-            done = self.sim.step_paused(steps)
+        done = self.sim.step_paused(steps)
         snapshot = self.runner.snapshot()
         if snapshot is not None:
             self._publish(snapshot)
@@ -488,13 +377,12 @@ class SimNode(Node):
         except Rejected as exc:
             self.command_rejections.add(exc)
             return
-        with self.lock:
-            try:
-                self.sim.set_command(tau, self.commands.covered)
-            except CommandOutOfRange as exc:
-                self.command_rejections.add(Rejected('out of range', str(exc)))
-            except ValueError as exc:  # the model changed under this command
-                self.command_rejections.add(Rejected('length', str(exc)))
+        try:
+            self.sim.set_command(tau, self.commands.covered)
+        except CommandOutOfRange as exc:
+            self.command_rejections.add(Rejected('out of range', str(exc)))
+        except ValueError as exc:  # the model changed under this command
+            self.command_rejections.add(Rejected('length', str(exc)))
 
     def _on_joint_command(self, msg):
         if self.joint_commands is None:
@@ -505,23 +393,21 @@ class SimNode(Node):
         except Rejected as exc:
             self.joint_command_rejections.add(exc)
             return
-        with self.lock:
-            try:
-                self.sim.set_joint_command(*command)
-            except CommandOutOfRange as exc:
-                self.joint_command_rejections.add(Rejected('out of range', str(exc)))
-            except ValueError as exc:  # the model changed under this command
-                self.joint_command_rejections.add(Rejected('invalid', str(exc)))
+        try:
+            self.sim.set_joint_command(*command)
+        except CommandOutOfRange as exc:
+            self.joint_command_rejections.add(Rejected('out of range', str(exc)))
+        except ValueError as exc:  # the model changed under this command
+            self.joint_command_rejections.add(Rejected('invalid', str(exc)))
 
     def _reset(self, request, response):
         if self.sim is None:
             response.success = False
             response.message = 'no robot model yet'
             return response
-        with self.lock:
-            response.message = self.sim.reset()
-            self.runner.set_simulation(self.sim)
-            self.step_generation += 1
+        response.message = self.sim.reset()
+        self.runner.set_simulation(self.sim)
+        self.step_generation += 1
         response.success = True
         self.get_logger().info(response.message)
         return response
@@ -531,9 +417,8 @@ class SimNode(Node):
             response.success = False
             response.message = 'no robot model yet'
             return response
-        with self.lock:
-            self.sim.set_paused(request.data)
-            self.step_generation += 1
+        self.sim.set_paused(request.data)
+        self.step_generation += 1
         response.success = True
         response.message = 'paused' if request.data else 'resumed'
         return response
@@ -541,12 +426,18 @@ class SimNode(Node):
     # --- status ----------------------------------------------------------------------
     def status(self):
         """Return (sim time, windowed real-time factor, mode, q) or None without a model."""
-        with self.lock:
-            sim = self.sim
-            if sim is None:
-                return None
-            mode = 'failed' if sim.failure else 'paused' if sim.paused else sim.mode
-            return sim.t, self.runner.meter.rtf, mode, sim.q
+        sim = self.sim
+        if sim is None:
+            return None
+        mode = 'failed' if sim.failure else 'paused' if sim.paused else sim.mode
+        return sim.t, self.runner.meter.rtf, mode, sim.q
+
+    def summary(self) -> str:
+        """Return the simulated time and the overall real-time factor, in words."""
+        if self.sim is None:
+            return 'no robot model'
+        return (f'simulated {self.sim.t:.3f} s, overall real-time factor '
+                f'{self.runner.meter.overall:.2f}')
 
     def _log_status(self):
         status = self.status()
@@ -557,8 +448,8 @@ class SimNode(Node):
             self.get_logger().error(f'simulation stopped at {t:.3f} s: {self.sim.failure}; '
                                     'call ~/reset', throttle_duration_sec=30.0)
             return
-        target = ('as fast as possible' if self.real_time_factor == 0.0
-                  else f'target {self.real_time_factor:g}')
+        rate = self.params.real_time_factor
+        target = 'as fast as possible' if rate == 0.0 else f'target {rate:g}'
         rtf_text = 'n/a' if np.isnan(rtf) else f'{rtf:.2f}'
         self.get_logger().info(
             f'sim time {t:.2f} s, real-time factor {rtf_text} ({target}), mode {mode}, '
@@ -586,19 +477,19 @@ class SimNode(Node):
         report.add('integrator', sim.params.integrator)
         report.add('fd_method', sim.params.fd_method)
         report.add('physics_rate [Hz]', sim.params.physics_rate)
-        report.add('publish_rate [Hz]', float(self.publish_rate))
+        report.add('publish_rate [Hz]', float(self.params.publish_rate))
         report.add('real-time factor', rtf)
-        report.add('real-time factor target', float(self.real_time_factor))
+        report.add('real-time factor target', float(self.params.real_time_factor))
         report.add('simulated time [s]', t)
         report.add('mode', mode)
         report.add('effort_mode', sim.params.effort_mode)
         report.summary(OK, f'{mode}, real-time factor {rtf:.2f}')
         if mode == 'failed':
             report.summary(ERROR, f'diverged: {sim.failure}; call ~/reset')
-        elif (self.real_time_factor > 0.0 and mode != 'paused'
-              and rtf < 0.9 * self.real_time_factor):
+        elif (self.params.real_time_factor > 0.0 and mode != 'paused'
+              and rtf < 0.9 * self.params.real_time_factor):
             report.summary(WARN, f'real-time factor below its target '
-                                 f'{self.real_time_factor:g}')
+                                 f'{self.params.real_time_factor:g}')
 
     def _diagnose_inputs(self, report):
         """/diagnostics ``sim_node: inputs``: the rejection counters (WARN when one rose)."""

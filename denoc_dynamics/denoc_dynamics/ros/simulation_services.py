@@ -159,7 +159,7 @@ class SimulationServices:
         return states.STATE_PLAYING
 
     def _restarted(self):
-        """Restart the pacing after the time or the state jumped (lock held)."""
+        """Restart the pacing after the time or the state jumped."""
         self.node.runner.set_simulation(self.node.sim)
 
     # --- services ---------------------------------------------------------------------
@@ -183,16 +183,15 @@ class SimulationServices:
                          'only SCOPE_TIME, SCOPE_STATE and SCOPE_ALL are supported: '
                          'nothing is spawned in this simulation')
             return response
-        with self.node.lock:
-            sim = self.node.sim
-            paused = sim.paused
-            if scope & R.SCOPE_STATE:
-                sim.reset_state()
-            if scope & R.SCOPE_TIME:
-                sim.reset_time()
-            sim.paused = paused
-            self._restarted()
-            self.node.step_generation += 1
+        sim = self.node.sim
+        paused = sim.paused
+        if scope & R.SCOPE_STATE:
+            sim.reset_state()
+        if scope & R.SCOPE_TIME:
+            sim.reset_time()
+        sim.paused = paused
+        self._restarted()
+        self.node.step_generation += 1
         what = {R.SCOPE_TIME: 'time', R.SCOPE_STATE: 'state'}.get(scope, 'time and state')
         self.node.get_logger().info(f'reset_simulation: {what} reset')
         self._result(response.result, self.msg.Result.RESULT_OK)
@@ -218,17 +217,16 @@ class SimulationServices:
         if target == self.state():
             self._result(response.result, Response.ALREADY_IN_TARGET_STATE)
             return response
-        with self.node.lock:
-            sim = self.node.sim
-            if target == states.STATE_PLAYING and sim.failure is not None:
-                self._result(response.result, Response.STATE_TRANSITION_ERROR,
-                             f'the simulation failed ({sim.failure}): reset it first')
-                return response
-            if target == states.STATE_STOPPED:
-                sim.stop()
-                self._restarted()
-            else:
-                sim.set_paused(target == states.STATE_PAUSED)
+        sim = self.node.sim
+        if target == states.STATE_PLAYING and sim.failure is not None:
+            self._result(response.result, Response.STATE_TRANSITION_ERROR,
+                         f'the simulation failed ({sim.failure}): reset it first')
+            return response
+        if target == states.STATE_STOPPED:
+            sim.stop()
+            self._restarted()
+        else:
+            sim.set_paused(target == states.STATE_PAUSED)
         self._result(response.result, self.msg.Result.RESULT_OK)
         return response
 
@@ -394,12 +392,11 @@ class SimulationServices:
     def entity_states(self, names):
         """Return the EntityState of each link in ``names`` at the simulation's state."""
         node = self.node
-        with node.lock:
-            sim = node.sim
-            q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
-            held = sim.mode == 'hold'
-            qdd = (np.zeros(sim.n) if held else
-                   sim.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
+        sim = node.sim
+        q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
+        held = sim.mode == 'hold'
+        qdd = (np.zeros(sim.n) if held else
+               sim.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
         robot = sim.robot
         stamp = node.get_clock().now().to_msg()      # as joint_states is stamped
         if node.clock_pub is not None:

@@ -92,7 +92,6 @@ from denoc_dynamics_interfaces.srv import ScaleToTorqueLimits
 import numpy as np
 from rclpy.clock_type import ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
@@ -109,22 +108,28 @@ from .joint_io import Rejections
 from .joint_io import REQUEST_DEPTH
 from .joint_io import REQUEST_QOS
 from .node_main import run_node
-from .parameters import declare
+from .parameters import JOINTS
+from .parameters import PASSIVE_PHYSICS
+from .parameters import TRAJECTORY_CONTROLLER
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
 from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
 from ..gain_ramp import GainRamp
-from ..gain_ramp import RAMP_TIME
+from ..passive import passive_gains
+from ..simulation import leading_pose
+from ..simulation import PhysicsParameters
 from ..torque_limits import check_efforts
 from ..torque_limits import time_scaling
 from ..trajectory import check_execution
 from ..trajectory import check_trajectory
-from ..trajectory import START_TOLERANCE
 from ..trajectory import Trajectory
 from ..trajectory import TrajectoryError
 from ..trajectory import TrajectoryPoint
+
+#: The per-joint gain entries of TRAJECTORY_CONTROLLER, by key.
+GAINS = f'gains.{JOINTS}.{{}}'
 
 #: The reasons (TrajectoryError.reason) that joint_trajectory_controller answers with
 #: INVALID_JOINTS; OLD_HEADER is OLD_HEADER_TIMESTAMP; every other one INVALID_GOAL.
@@ -276,74 +281,34 @@ class AcceptLog:
         self._skipped = 0
 
 
+def simulated_friction_velocity(robot, values) -> np.ndarray:
+    """
+    Return the friction v_eps per joint of a simulated arm under the settings ``values``.
+
+    sim_node raises a light joint's v_eps for its integrator (0.21 rad/s instead of 0.05
+    on denoc_arm7's wrist); a controller that compensates the friction with another
+    v_eps leaves that joint tens of mrad off its goal.
+    """
+    physics = PhysicsParameters(**{name: values[name] for name in PASSIVE_PHYSICS})
+    pose = leading_pose(robot, values.initial_positions)
+    return passive_gains(robot, physics, pose).friction_velocity
+
+
 class TrajectoryController(Node):
     """Computed-torque trajectory tracking; add it to an executor and spin."""
 
     def __init__(self, node_name='trajectory_controller', **kwargs):
         """Declare the parameters and load the model (or subscribe to wait for it)."""
         super().__init__(node_name, **kwargs)
-        rd = True  # every parameter is read once, at start-up or model load
-        self.joints_param = declare(
-            self, 'joints', Parameter.Type.STRING_ARRAY, [],
-            "joint order of the effort_commands array (must match the arm's); empty: the "
-            'chain order', rd)
-        self.default_kp = declare(
-            self, 'kp', Parameter.Type.DOUBLE, 225.0,
-            'position gain K_p [1/s^2] of every joint without gains.<joint>.kp '
-            '(K_p = omega^2: natural frequency omega of the error)', rd, min_value=0.0)
-        self.default_kd = declare(
-            self, 'kd', Parameter.Type.DOUBLE, 30.0,
-            'velocity gain K_d [1/s] of every joint without gains.<joint>.kd '
-            '(K_d = 2 omega: critical damping)', rd, min_value=0.0)
-        self.friction_compensation = declare(
-            self, 'friction_compensation', Parameter.Type.BOOL, True,
-            'add the URDF joint friction (<dynamics damping friction>) at the desired '
-            'velocity plus friction_feedback times the position error', rd)
-        self.default_friction_velocity = declare(
-            self, 'friction_velocity', Parameter.Type.DOUBLE, 0.05,
-            'regularization v_eps [rad/s] of the Coulomb friction friction*tanh(qd/v_eps) '
-            'of every joint without gains.<joint>.friction_velocity', rd, min_value=1e-9)
-        self.friction_feedback = declare(
-            self, 'friction_feedback', Parameter.Type.DOUBLE, 15.0,
-            'lambda [1/s]: the friction compensation is evaluated at qd_d + lambda (q_d - q), '
-            'which brings light joints with much friction to rest on the goal; 0: at qd_d',
-            rd, min_value=0.0)
-        self.friction_scale = declare(
-            self, 'friction_scale', Parameter.Type.DOUBLE, 1.0,
-            'factor on the URDF damping and friction in the compensation (1: as the URDF '
-            'says)', rd, min_value=0.0)
-        self.allow_partial = declare(
-            self, 'allow_partial_joints_goal', Parameter.Type.BOOL, False,
-            'accept trajectories and goals for a subset of the joints (the others hold), '
-            'as joint_trajectory_controller', rd)
-        self.state_timeout = declare(
-            self, 'joint_state_timeout', Parameter.Type.DOUBLE, 2.0,
-            'a trajectory or goal received before the first joint state waits this long '
-            '[s] for one, then starts from it; later it is rejected', rd, min_value=0.0)
-        self.max_points = declare(
-            self, 'max_points', Parameter.Type.INTEGER, 5000,
-            'trajectories with more points are rejected', rd, min_value=1)
-        self.max_duration = declare(
-            self, 'max_duration', Parameter.Type.DOUBLE, 3600.0,
-            'trajectories with a time_from_start later than this [s] are rejected', rd,
-            min_value=0.0)
-        self.stopped_velocity = declare(
-            self, 'constraints.stopped_velocity_tolerance', Parameter.Type.DOUBLE, 0.01,
-            'a goal succeeds only with every joint slower than this [rad/s] (0: no check)',
-            rd, min_value=0.0)
-        self.goal_time = declare(
-            self, 'constraints.goal_time', Parameter.Type.DOUBLE, 0.0,
-            'time [s] after the last point to get within the goal tolerances before the '
-            'goal aborts; 0: no limit', rd, min_value=0.0)
-        self.gains = RuntimeGains(self, 'gains', ('kp', 'kd'))
-        self.start_tolerance = declare(
-            self, 'constraints.start_tolerance', Parameter.Type.DOUBLE, START_TOLERANCE,
-            'largest jump [rad, m] of the reference at the start of a trajectory (a first '
-            'point at time 0, or a late start); a larger one is rejected', rd, min_value=0.0)
-        self.check_effort = declare(
-            self, 'check_effort_limits', Parameter.Type.BOOL, True,
-            'reject trajectories and goals whose inverse dynamics (with the current '
-            'payload), sampled along the interpolation, exceed the URDF <limit effort>', rd)
+        self.params = p = TRAJECTORY_CONTROLLER.declare(self)
+        self.allow_partial = p.allow_partial_joints_goal
+        self.state_timeout = p.joint_state_timeout
+        self.max_points, self.max_duration = p.max_points, p.max_duration
+        self.stopped_velocity = p['constraints.stopped_velocity_tolerance']
+        self.goal_time = p['constraints.goal_time']
+        self.start_tolerance = p['constraints.start_tolerance']
+        self.check_effort = p.check_effort_limits
+        self.gains = RuntimeGains(self, TRAJECTORY_CONTROLLER, 'gains', ('kp', 'kd'))
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.gate = StateGate(self.state_rejections, logger=self.get_logger())
@@ -411,42 +376,28 @@ class TrajectoryController(Node):
         self.create_service(query, '~/query_state', self._query_state, qos_profile=REQUEST_QOS)
 
     # --- model -----------------------------------------------------------------------
-    def _per_joint(self, robot, prefix, key, default, unit, min_value):
-        values = []
-        dynamic = prefix == 'gains' and key in self.gains.keys
-        for joint in robot.joint_names:
-            name = f'{prefix}.{joint}.{key}'
-            if self.has_parameter(name):
-                values.append(self.get_parameter(name).value)
-            else:
-                values.append(declare(
-                    self, name, Parameter.Type.DOUBLE, float(default),
-                    f'{key} [{unit}] of joint {joint}' + (
-                        f'; settable at runtime: ramped in over {RAMP_TIME:g} s, refused '
-                        'if negative' if dynamic else ''), not dynamic, min_value=min_value))
-        return np.array(values, dtype=float)
-
     def _set_model(self, robot, source):
+        p = self.params
         self.gains.ramp = None   # the model's own gains until they are attached
-        gains = {key: self._per_joint(robot, 'gains', key, default, unit, minimum)
-                 for key, default, unit, minimum in (
-                     ('kp', self.default_kp, '1/s^2', 0.0), ('kd', self.default_kd, '1/s', 0.0),
-                     ('friction_velocity', self.default_friction_velocity, 'rad/s', 1e-9))}
-        path = self._per_joint(robot, 'constraints', 'trajectory', 0.0,
-                               'rad, largest error while moving; 0: no limit', 0.0)
-        goal = self._per_joint(robot, 'constraints', 'goal', 0.0,
-                               'rad, largest error at the goal; 0: no limit', 0.0)
+        v_eps = (simulated_friction_velocity(robot, p) if p.simulated_friction
+                 else [p.friction_velocity] * robot.n)
+        values = TRAJECTORY_CONTROLLER.declare_joints(self, robot.joint_names, {
+            GAINS.format('kp'): [p.kp] * robot.n, GAINS.format('kd'): [p.kd] * robot.n,
+            GAINS.format('friction_velocity'): v_eps})
+        gains = {key: np.array(values[GAINS.format(key)], dtype=float)
+                 for key in ('kp', 'kd', 'friction_velocity')}
+        path, goal = (np.array(values[f'constraints.{JOINTS}.{key}'], dtype=float)
+                      for key in ('trajectory', 'goal'))
         n = robot.n
         self._unloaded = robot
         robot = self.payload.start_up(robot).attach(robot)
         self.default_tolerances = Tolerances(
             np.column_stack([path, np.zeros(n)]),
             np.column_stack([goal, np.full(n, self.stopped_velocity)]), self.goal_time)
-        law = ComputedTorque(robot, gains['kp'], gains['kd'], self.friction_compensation,
-                             gains['friction_velocity'], self.friction_feedback,
-                             self.friction_scale)
+        law = ComputedTorque(robot, gains['kp'], gains['kd'], p.friction_compensation,
+                             gains['friction_velocity'], p.friction_feedback, p.friction_scale)
         index = {name: i for i, name in enumerate(robot.joint_names)}
-        order = list(self.joints_param) or robot.joint_names
+        order = list(p.joints) or robot.joint_names
         self.law = law
         self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
         law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']
@@ -459,9 +410,9 @@ class TrajectoryController(Node):
         self.get_logger().info(
             f'computed torque on {robot.n} joints: kp {gains["kp"].tolist()}, kd '
             f'{gains["kd"].tolist()}, friction compensation '
-            f'{"on" if self.friction_compensation else "off"} (friction_velocity '
+            f'{"on" if p.friction_compensation else "off"} (friction_velocity '
             f'{np.round(gains["friction_velocity"], 4).tolist()}, friction_feedback '
-            f'{self.friction_feedback:g}, friction_scale {self.friction_scale:g})')
+            f'{p.friction_feedback:g}, friction_scale {p.friction_scale:g})')
 
     def _set_payload(self, payload, transition_time):
         """~/set_payload: computed torque on the model with the new payload, at once."""

@@ -17,7 +17,7 @@ import unittest
 
 from ament_index_python.packages import get_package_share_directory
 from denoc_dynamics import load_urdf
-from denoc_dynamics.ros.launch_support import controller_friction_parameters
+from denoc_dynamics.simulation import leading_pose, PhysicsParameters, Simulation
 import launch
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -75,7 +75,15 @@ class TestMoveItLaunch(unittest.TestCase):
         subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, timeout=TIMEOUT)
 
     def test_1_the_controller_has_the_friction_model_of_the_sim(self):
-        expected = controller_friction_parameters(URDF, PARAMS)
+        with open(PARAMS) as f:
+            shared = yaml.safe_load(f)['/**']['ros__parameters']
+        physics = PhysicsParameters(**{key: shared[key] for key in (
+            'physics_rate', 'integrator', 'friction_velocity', 'limit_stop_frequency',
+            'limit_stop_damping_ratio')})
+        sim = Simulation(self.robot, physics,
+                         initial_positions=leading_pose(self.robot, shared['initial_positions']))
+        expected = {f'gains.{name}.friction_velocity': float(v)
+                    for name, v in zip(self.names, sim.friction_velocity)}
         got = self.ros.parameters('/trajectory_controller', list(expected))
         self.assertEqual(got, pytest.approx(expected))
         self.assertGreater(got['gains.joint7.friction_velocity'], 0.1)   # raised by the sim

@@ -40,7 +40,6 @@ from denoc_dynamics.excitation import exciting_trajectory
 from denoc_dynamics.recording import save_recording
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
-from denoc_dynamics.ros.launch_support import friction_velocity_parameters
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics.ros.trajectory_controller import trajectory_msg
 from denoc_dynamics.ros.trajectory_controller import TrajectoryController
@@ -242,10 +241,9 @@ class Arm:
             Parameter('publish_clock', value=True), Parameter('real_time_factor', value=1.0)])
         names, velocities = (self.sim.sim.robot.joint_names, self.sim.sim.friction_velocity)
         self.friction_velocity = velocities
+        # the controller compensates the simulated arm's friction model (same physics)
         self.controller = TrajectoryController(context=context, parameter_overrides=common + [
-            Parameter('use_sim_time', value=True)] + [
-            Parameter(k, value=v) for k, v in friction_velocity_parameters(
-                names, velocities).items()])
+            Parameter('use_sim_time', value=True), Parameter('simulated_friction', value=True)])
         self.sim.payload.publisher = self.controller.payload.publisher = Recorder()
         self.names = names
         self.states = []

@@ -219,9 +219,3 @@ def test_observer_in_dynamics_node_at_100_hz_reads_no_contact(context):
         sim.destroy_node()
         dynamics.destroy_node()
 
-
-@pytest.mark.parametrize('hold', ['trapezoid', ''])
-def test_bad_observer_hold_stops_the_node(context, hold):
-    with pytest.raises(RuntimeError, match='external_torque_hold'):
-        make(DynamicsNode, context, urdf_path=bundled_urdf(), estimate_external_torques=True,
-             external_torque_hold=hold)

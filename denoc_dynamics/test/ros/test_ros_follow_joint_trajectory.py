@@ -3,14 +3,13 @@ FollowJointTrajectory over real DDS: sim_node and trajectory_controller as proce
 
 A client that behaves like MoveIt's simple controller manager (moveit_client.py)
 drives the arm; the controller gets the simulated arm's friction model as the launch
-file gives it (launch_support).  Needs control_msgs (built from ../shared/ros2-msgs
+file gives it (simulated_friction).  Needs control_msgs (built from ../shared/ros2-msgs
 by `make test`); where that exists, a skip here is a failure (conftest.py).
 """
 
 import unittest
 
 from denoc_dynamics.resources import bundled_urdf
-from denoc_dynamics.ros.launch_support import controller_friction_parameters
 import numpy as np
 import pytest
 from ros_helpers import NodeProcess
@@ -27,12 +26,10 @@ OFFSETS = [0.3, -0.2, 0.3, 0.25, -0.3, 0.2, 0.3]
 @pytest.fixture(scope='module')
 def arm(ros2_msgs):
     from moveit_client import MoveItLikeClient
-    friction = controller_friction_parameters(bundled_urdf(), None,
-                                              initial_positions=POSE)
     sim = NodeProcess('sim_node', ros_args(urdf_path=bundled_urdf(), initial_positions=POSE,
                                            status_period=0.0))
     controller = NodeProcess('trajectory_controller', ros_args(
-        urdf_path=bundled_urdf(), **friction))
+        urdf_path=bundled_urdf(), simulated_friction=True, initial_positions=POSE))
     ros = RosClient('moveit_like_client')
     client = MoveItLikeClient(ros)
     try:

@@ -12,7 +12,6 @@ ABORTED, "shutting down".
 import time
 
 from denoc_dynamics.resources import bundled_urdf
-from denoc_dynamics.ros.launch_support import controller_friction_parameters
 import numpy as np
 import pytest
 from ros_helpers import NodeProcess
@@ -28,12 +27,13 @@ SUCCEEDED = 4
 
 
 def start_arm(prefix):
-    friction = controller_friction_parameters(bundled_urdf(), None, initial_positions=POSE)
     sim = NodeProcess('sim_node', ros_args(urdf_path=bundled_urdf(), initial_positions=POSE,
                                            status_period=0.0, publish_clock=True)
                       + ['-r', f'__ns:=/{prefix}'])
     controller = NodeProcess('trajectory_controller', ros_args(
-        urdf_path=bundled_urdf(), use_sim_time=True, **friction)
+        urdf_path=bundled_urdf(), use_sim_time=True,
+        # the simulated arm's friction model, from the sim's pose and default physics
+        simulated_friction=True, initial_positions=POSE)
         + ['-r', f'__ns:=/{prefix}', '-r', 'joint_states:=robot_joint_states'])
     return sim, controller
 

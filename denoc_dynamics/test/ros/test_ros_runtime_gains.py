@@ -50,7 +50,7 @@ def sim_node(context, **params):
 
 def run(node, seconds, efforts=None):
     """Tick the node's physics ``seconds`` of simulated time; keep joint1's efforts."""
-    for _ in range(int(round(seconds * node.publish_rate))):
+    for _ in range(int(round(seconds * node.params.publish_rate))):
         node._tick()
         if efforts is not None:
             efforts.append(node.sim.applied_effort[0])
@@ -64,9 +64,8 @@ def test_a_servo_gain_set_at_runtime_takes_effect_without_a_jump(context):
         sim = node.sim
         kp0, kd0 = sim.kp.copy(), sim.kd.copy()
         d = 5.0      # a constant effort on joint1 (a vertical axis): error d / kp
-        with node.lock:
-            sim.set_joint_command(np.arange(7), np.full(7, POSITION),
-                                  np.array([d] + [0.0] * 6), np.array(POSE), np.zeros(7))
+        sim.set_joint_command(np.arange(7), np.full(7, POSITION),
+                              np.array([d] + [0.0] * 6), np.array(POSE), np.zeros(7))
         run(node, 1.0)
         e0 = sim.q[0] - POSE[0]
         assert e0 == pytest.approx(d / kp0[0], rel=0.02)

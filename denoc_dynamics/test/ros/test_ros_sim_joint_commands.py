@@ -70,7 +70,7 @@ def sim(context):
 def run(node, seconds):
     """Run ``seconds`` of simulated time; return the robot_joint_states published."""
     first = len(node.robot_js_pub.messages)
-    for _ in range(int(round(seconds * node.publish_rate))):
+    for _ in range(int(round(seconds * node.params.publish_rate))):
         node._tick()
     return node.robot_js_pub.messages[first:]
 
@@ -100,7 +100,7 @@ class TopicSystemClient:
     def run(self, seconds):
         """Run the client and the sim for ``seconds``; return the positions [s x joints]."""
         positions = []
-        for _ in range(int(round(seconds * self.node.publish_rate))):
+        for _ in range(int(round(seconds * self.node.params.publish_rate))):
             self.cycle()
             self.node._tick()
             positions.append(self.node.robot_js_pub.messages[-1].position)

@@ -237,8 +237,7 @@ def test_pause_play_and_reset_act_on_the_viewer_namespace_only(rig):
     assert arm.sim.t == t                     # the simulated time stands still
     assert wait_for(lambda: 'paused' in panel.sim_status() and 'RTF 0.00' in
                     panel.sim_status(), timeout=10.0), panel.sim_status()
-    with arm.lock:  # somewhere else than the start
-        arm.sim.q[1] = 0.2
+    arm.sim.q[1] = 0.2                        # somewhere else than the start (paused)
     panel._reset()
     assert wait_for(lambda: abs(arm.sim.q[1] - INITIAL[1]) < 1e-12, timeout=10.0)
     np.testing.assert_allclose(arm.sim.q, INITIAL, atol=1e-12)

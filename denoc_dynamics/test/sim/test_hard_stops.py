@@ -13,7 +13,8 @@ the impact and the push that follows stays within the bound (docs/bad-input.md,
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import EFFORT, POSITION
-from denoc_dynamics.simulation import PhysicsParameters, Simulation, STOP_BOUND
+from denoc_dynamics.passive import STOP_BOUND
+from denoc_dynamics.simulation import PhysicsParameters, Simulation
 import numpy as np
 import pytest
 
@@ -89,7 +90,7 @@ def test_every_drive_at_full_effort_stays_within_the_bound(name, integrator):
 def test_a_drive_at_full_effort_presses_its_joint_at_most_the_set_deflection():
     # k >= effort / STOP_DEFLECTION wherever the integrator's budget allows (RK4 at
     # 1 kHz: all but the lightest joints), and the rest of the bound is for the impact
-    from denoc_dynamics.simulation import STOP_DEFLECTION
+    from denoc_dynamics.passive import STOP_DEFLECTION
     for robot in ARMS.values():
         sim = Simulation(robot)
         static = robot.joints.effort / sim.stop_stiffness
