@@ -218,4 +218,3 @@ def test_observer_in_dynamics_node_at_100_hz_reads_no_contact(context):
     finally:
         sim.destroy_node()
         dynamics.destroy_node()
-

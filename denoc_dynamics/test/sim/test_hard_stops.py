@@ -11,9 +11,9 @@ the impact and the push that follows stays within the bound (docs/bad-input.md,
 """
 
 from denoc_dynamics import load_urdf
+from denoc_dynamics.passive import STOP_BOUND
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import EFFORT, POSITION
-from denoc_dynamics.passive import STOP_BOUND
 from denoc_dynamics.simulation import PhysicsParameters, Simulation
 import numpy as np
 import pytest
