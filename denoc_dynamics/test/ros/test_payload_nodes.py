@@ -139,7 +139,7 @@ def test_sim_payload_changes_over_the_transition_time(context):
     node = make(SimNode, context)
     try:
         base = load_urdf(bundled_urdf())
-        k = base.chain.link_poses['flange'][0]
+        k = base.chain.link_frame('flange')[0]
         assert call(node, request(transition_time=2.0)).success
         masses = []
         for _ in range(3):
