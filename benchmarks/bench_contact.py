@@ -10,11 +10,10 @@ Contact: the momentum observer's work per joint state, and the physics with a wa
    10 N wrench on the flange and the flange pressed into a wall plane, advanced in
    chunks of 10 steps (target: real-time factor >= 100).
 
-Run: ``.ci/env.sh python benchmarks/bench_contact.py`` (say the machine's load when
-quoting a figure).
+Run: ``.ci/env.sh python benchmarks/bench_contact.py [--quick]`` (say the machine's load
+when quoting a figure), or as the ``contact`` section of ``run_all.py``.
 """
 
-import os
 import time
 
 import common
@@ -25,8 +24,8 @@ OBSERVER_TARGET_US = 5.0
 PHYSICS_TARGET = 100.0
 
 
-def observer(pin):
-    """Return the timings of the observer's update and of Pinocchio's three terms."""
+def observer(pin) -> tuple:
+    """Return (ours, Pinocchio's) callables: the observer's update, Pinocchio's three terms."""
     from denoc_dynamics.core.momentum_observer import MomentumObserver
     robot, model, data, _ = common.panda(pin)
     rng = np.random.default_rng(0)
@@ -43,8 +42,7 @@ def observer(pin):
         g = pin.computeGeneralizedGravity(model, data, q)
         return M @ qd, C.T @ qd, g
 
-    timings = common.compare({'denoc': ours, 'pinocchio': peer}, repeats=9)
-    return timings, common.ratio(timings, 'denoc', 'pinocchio')
+    return ours, peer
 
 
 def physics(seconds=3.0):
@@ -72,20 +70,23 @@ def physics(seconds=3.0):
     return steps * sim.h / wall, sim.loads.wall_wrenches(sim.q, sim.qd)[0][1]
 
 
-def main():
+def run(opts) -> dict:
+    """Time the observer against Pinocchio and the physics with contact; the section."""
     pin = common.import_pinocchio()
-    load = os.getloadavg()[0]
-    timings, ratio = observer(pin)
-    ours = timings['denoc']['median_us']
-    print(f'load average {load:.2f} (2 cores)')
-    print(f'observer update, Panda: {ours:.2f} us per joint state (target <= '
-          f'{OBSERVER_TARGET_US:g}); Pinocchio p, C^T qd, g: '
-          f"{timings['pinocchio']['median_us']:.2f} us; ratio {ratio['paired_median']:.2f}")
-    rtf, wall_force = physics()
-    print(f'physics with a wrench and a wall: real-time factor {rtf:.1f} (target >= '
-          f'{PHYSICS_TARGET:g}); wall force {np.round(wall_force, 2).tolist()} N')
-    print(f'load average at the end {os.getloadavg()[0]:.2f}')
+    if pin is None:
+        return {'available': False, 'reason': 'Pinocchio is not installed'}
+    rows, _ = common.side_by_side({'observer update, Panda': observer(pin)}, opts)
+    ours_us = rows[0]['ours_us']
+    rtf, wall_force = physics(1.0 if opts.quick else 3.0)
+    targets = [
+        common.target('observer update, Panda (per joint state)', ours_us, 'us',
+                      f'<= {OBSERVER_TARGET_US:g} us', ours_us <= OBSERVER_TARGET_US),
+        common.target('physics with a wrench and a wall: real-time factor', rtf, 'x',
+                      f'>= {PHYSICS_TARGET:g}', rtf >= PHYSICS_TARGET,
+                      figures=f'wall force {np.round(wall_force, 2).tolist()} N')]
+    return {'rows': rows, 'targets': targets}
 
 
 if __name__ == '__main__':
-    main()
+    import sys
+    sys.exit(common.main(sys.modules[__name__]))

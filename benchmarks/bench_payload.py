@@ -25,33 +25,26 @@ def run(opts) -> dict:
     rng = np.random.default_rng(opts.seed)
     q, qd, qdd = rng.normal(size=(3, robot.n))
     com, inertia = np.array([0.01, 0.0, 0.05]), np.diag([0.004, 0.005, 0.003])
-    funcs = {'ours|regressor': lambda: robot.regressor(q, qd, qdd),
-             'ours|with_payload': lambda: robot.with_payload('panda_hand', 2.5, com, inertia)}
+    calls = {'regressor': (lambda: robot.regressor(q, qd, qdd), None),
+             'with_payload': (lambda: robot.with_payload('panda_hand', 2.5, com, inertia),
+                              None)}
     checks = {}
     if pin is not None:
-        funcs['pinocchio|regressor'] = lambda: pin.computeJointTorqueRegressor(
-            model, data, q, qd, qdd)
+        calls['regressor'] = (calls['regressor'][0], lambda: pin.computeJointTorqueRegressor(
+            model, data, q, qd, qdd))
         checks['regressor vs computeJointTorqueRegressor'] = common.rel_error(
             robot.regressor(q, qd, qdd), pin.computeJointTorqueRegressor(model, data, q, qd, qdd))
-    timings = common.compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
+    rows, timings = common.side_by_side(calls, opts)
     result = {'robot': f'Panda {robot.n} DOF (tip panda_hand, fingers locked)', 'urdf': path,
-              'timings': timings, 'max_rel_error_vs_pinocchio': checks, 'targets': []}
-    with_payload_us = timings['ours|with_payload']['median_us']
+              'rows': rows, 'max_rel_error_vs_pinocchio': checks,
+              'targets': common.ratio_targets(rows, {'regressor': REGRESSOR_RATIO_TARGET})}
+    with_payload_us = rows[1]['ours_us']
     result['targets'].append(common.target('with_payload', with_payload_us, 'us',
                                            f'<= {WITH_PAYLOAD_TARGET_US:g} us',
                                            with_payload_us <= WITH_PAYLOAD_TARGET_US))
-    if pin is not None:
-        r = common.ratio(timings, 'ours|regressor', 'pinocchio|regressor')
-        result['regressor_ratio'] = r
-        result['targets'].append(common.target(
-            'regressor / pin.computeJointTorqueRegressor', r['of_medians'], 'x',
-            f'<= {REGRESSOR_RATIO_TARGET:g}x', r['of_medians'] <= REGRESSOR_RATIO_TARGET))
     return result
 
 
 if __name__ == '__main__':
-    import json
-    out = run(common.Options(quick=True))
-    for entry in out['timings'].values():
-        entry.pop('samples_us', None)
-    print(json.dumps(out, indent=2, default=str))
+    import sys
+    sys.exit(common.main(sys.modules[__name__]))

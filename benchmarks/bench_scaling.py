@@ -166,5 +166,5 @@ def _slope(rows, name, n_min=50):
 
 
 if __name__ == '__main__':
-    import json
-    print(json.dumps(run(common.Options(quick=True)), indent=2, default=str))
+    import sys
+    sys.exit(common.main(sys.modules[__name__]))

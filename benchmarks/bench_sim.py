@@ -415,5 +415,5 @@ def run(opts) -> dict:
 
 
 if __name__ == '__main__':
-    import json
-    print(json.dumps(run(common.Options(quick=True)), indent=2, default=str))
+    import sys
+    sys.exit(common.main(sys.modules[__name__]))

@@ -115,11 +115,9 @@ def pair(opts, pin, robot, model, data, path, label) -> dict:
         'inverse GIM': lambda: robot.inverse_inertia_matrix(q),
     }
     peer_of = {call: 'FD' for call in ours if call.startswith('FD')}
-    funcs = {f'ours|{k}': f for k, f in ours.items()}
+    peers = _pin_calls(pin, model, data, q, qd, qdd, tau) if pin is not None else {}
     checks = {}
     if pin is not None:
-        funcs.update({f'pinocchio|{k}': f for k, f in
-                      _pin_calls(pin, model, data, q, qd, qdd, tau).items()})
         reference = pin.aba(model, data, q, qd, tau).copy()
         for method in ('denoc', 'cholesky'):
             checks[f'FD {method} vs aba'] = common.rel_error(
@@ -132,18 +130,8 @@ def pair(opts, pin, robot, model, data, path, label) -> dict:
             robot.gravity_torques(q), pin.computeGeneralizedGravity(model, data, q))
         checks['inverse GIM vs computeMinverse'] = common.rel_error(
             robot.inverse_inertia_matrix(q), _symmetric(pin.computeMinverse(model, data, q)))
-    timings = common.compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
-    rows = []
-    for call in ours:
-        row = {'call': call, 'ours_us': timings[f'ours|{call}']['median_us'],
-               'ours': timings[f'ours|{call}']}
-        key = f'pinocchio|{peer_of.get(call, call)}'
-        if key in timings:
-            row['pinocchio_us'] = timings[key]['median_us']
-            row['pinocchio'] = timings[key]
-            row['ratio'] = common.ratio(timings, f'ours|{call}', key)
-            row['ratio_ours_over_pinocchio'] = row['ratio']['of_medians']
-        rows.append(row)
+    rows, _ = common.side_by_side(
+        {call: (f, peers.get(peer_of.get(call, call))) for call, f in ours.items()}, opts)
     return {'robot': label, 'urdf': path, 'rows': rows,
             'max_rel_error_vs_pinocchio': checks}
 
@@ -259,5 +247,5 @@ def run(opts) -> dict:
 
 
 if __name__ == '__main__':
-    import json
-    print(json.dumps(run(common.Options(quick=True)), indent=2, default=str))
+    import sys
+    sys.exit(common.main(sys.modules[__name__]))

@@ -72,25 +72,9 @@ def run(opts) -> dict:
     calls.update(more)
     checks.update(more_checks)
     progress.step('set up')
-    funcs = {}
-    for label, (ours, peer) in calls.items():
-        funcs[f'ours|{label}'], funcs[f'pinocchio|{label}'] = ours, peer
-    timings = common.compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
+    rows, _ = common.side_by_side(calls, opts)
     progress.step('timed')
-    rows, targets = [], []
-    for label in calls:
-        r = common.ratio(timings, f'ours|{label}', f'pinocchio|{label}')
-        ours_us = timings[f'ours|{label}']['median_us']
-        pin_us = timings[f'pinocchio|{label}']['median_us']
-        rows.append({'call': label, 'ours_us': ours_us, 'pinocchio_us': pin_us, 'ratio': r,
-                     'ratio_ours_over_pinocchio': r['of_medians']})
-        goal = TARGETS[label]
-        targets.append(common.target(
-            f'{label}: ours / Pinocchio', r['of_medians'], 'x', f'<= {goal:g}',
-            r['of_medians'] <= goal,
-            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
-                   f'of minima {r["of_minima"]:.2f}',
-            figures=f'{ours_us:.2f} us / Pinocchio {pin_us:.2f} us'))
+    targets = common.ratio_targets(rows, TARGETS)
     return {'rows': rows, 'targets': targets, 'max_rel_error_vs_pinocchio': checks,
             'pinocchio_peers': {'Jacobian': 'computeFrameJacobian (LOCAL_WORLD_ALIGNED)',
                                 'Lambda': 'computeMinverse + computeFrameJacobian + '
@@ -98,10 +82,5 @@ def run(opts) -> dict:
 
 
 if __name__ == '__main__':
-    import json
     import sys
-    result = run(common.Options(quick='--quick' in sys.argv))
-    for row in result['rows']:
-        print(f'{row["call"]:<24} ours {row["ours_us"]:9.2f} us   Pinocchio '
-              f'{row["pinocchio_us"]:9.2f} us   ratio {row["ratio_ours_over_pinocchio"]:.2f}')
-    print(json.dumps(result['max_rel_error_vs_pinocchio'], indent=1))
+    sys.exit(common.main(sys.modules[__name__]))

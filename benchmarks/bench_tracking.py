@@ -252,4 +252,4 @@ if __name__ == '__main__':
     if len(sys.argv) == 3 and sys.argv[1] == '--record':
         print(json.dumps(_record(float(sys.argv[2]))))
     else:
-        print(json.dumps(run(common.Options(quick=True)), indent=2, default=str))
+        sys.exit(common.main(sys.modules[__name__]))

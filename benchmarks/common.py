@@ -169,6 +169,107 @@ def target(name: str, value: float, unit: str, goal: str, passed: bool, **extra)
                  'pass': bool(passed)}, **extra)
 
 
+# --------------------------------------------------------------------------- against the peer
+
+def side_by_side(calls: dict, opts) -> tuple:
+    """
+    Time each of our calls against its peer's in one run; return (rows, timings).
+
+    ``calls``: {label: (ours, peer)} callables, ``peer`` None where there is none; a peer
+    shared by several labels (one Pinocchio FD for our three methods) is timed once.
+    All are timed by :func:`compare`, interleaved.  A row: ``call``, ``ours_us`` and,
+    with a peer, ``pinocchio_us``, ``ratio`` (:func:`ratio`, ours / peer) and
+    ``ratio_ours_over_pinocchio`` (its ratio of the medians).
+    """
+    funcs, peer_key = {}, {}
+    for label, (ours, peer) in calls.items():
+        funcs[f'ours|{label}'] = ours
+        if peer is not None:
+            key = next((k for k, f in funcs.items() if f is peer and k.startswith('peer|')),
+                       f'peer|{label}')
+            funcs[key] = peer
+            peer_key[label] = key
+    timings = compare(funcs, repeats=opts.repeats, target=opts.repeat_time)
+    rows = []
+    for label in calls:
+        row = {'call': label, 'ours_us': timings[f'ours|{label}']['median_us']}
+        if label in peer_key:
+            r = ratio(timings, f'ours|{label}', peer_key[label])
+            row.update(pinocchio_us=timings[peer_key[label]]['median_us'], ratio=r,
+                       ratio_ours_over_pinocchio=r['of_medians'])
+        rows.append(row)
+    return rows, timings
+
+
+def ratio_targets(rows: list, goals: dict, peer: str = 'Pinocchio') -> list:
+    """Return a :func:`target` per row with a goal ({label: largest ours / peer})."""
+    targets = []
+    for row in rows:
+        goal = goals.get(row['call'])
+        if goal is None or 'ratio' not in row:
+            continue
+        r = row['ratio']
+        targets.append(target(
+            f'{row["call"]}: ours / {peer}', r['of_medians'], 'x', f'<= {goal:g}',
+            r['of_medians'] <= goal,
+            spread=f'paired {r["paired_q1"]:.2f}..{r["paired_q3"]:.2f}, '
+                   f'of minima {r["of_minima"]:.2f}',
+            figures=f'{row["ours_us"]:.2f} us / {peer} {row["pinocchio_us"]:.2f} us'))
+    return targets
+
+
+def rows_table(rows: list) -> str:
+    """Return the rows of :func:`side_by_side` as plain text."""
+    lines = [f'{"call":<34} {"ours [us]":>11} {"peer [us]":>11}  ours / peer (quartiles)']
+    for row in rows:
+        r = row.get('ratio')
+        peer = f'{row["pinocchio_us"]:11.2f}' if 'pinocchio_us' in row else f'{"-":>11}'
+        spread = (f'{r["of_medians"]:.2f} ({r["paired_q1"]:.2f}..{r["paired_q3"]:.2f})'
+                  if r else '-')
+        lines.append(f'{row["call"][:34]:<34} {row["ours_us"]:11.2f} {peer}  {spread}')
+    return '\n'.join(lines)
+
+
+def targets_table(sections: dict) -> str:
+    """Return the targets of ``sections`` ({name: section result}) as plain text."""
+    lines = [f'{"target":<66} {"measured":>14}  {"goal":<10} result']
+    for name, section in sections.items():
+        if section.get('error'):
+            lines.append(f'{name:<66} {"failed":>14}  {"":<10} {section["error"][:60]}')
+        if section.get('available') is False:
+            lines.append(f'{name:<66} {"n/a":>14}  {"":<10} {section.get("reason", "")[:60]}')
+        for t in section.get('targets', []):
+            value = f'{t["value"]:.3g} {t["unit"]}' if t['value'] is not None else '-'
+            lines.append(f'{t["name"][:66]:<66} {value:>14}  {t["target"]:<10} '
+                         f'{"PASS" if t["pass"] else "FAIL"}  {t.get("spread", "")}')
+    return '\n'.join(lines)
+
+
+def main(section, argv=None) -> int:
+    """
+    Run one section as a script: ``python benchmarks/bench_X.py [--quick] [--json]``.
+
+    Every section's script prints the same: the load average before and after (the
+    machine is shared: quote a figure with it), the rows against the peer if the
+    section has them, and its targets; ``--json`` prints the whole result instead.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    opts = Options(quick='--quick' in argv)
+    load = os.getloadavg()[0]
+    result = section.run(opts)
+    if '--json' in argv:
+        for value in result.get('timings', {}).values():
+            value.pop('samples_us', None)
+        print(json.dumps(_clean(result), indent=2, default=str))
+        return 0
+    print(f'{section.NAME}: load average {load:.2f} at the start, '
+          f'{os.getloadavg()[0]:.2f} at the end ({os.cpu_count()} cores)')
+    if result.get('rows') and 'ours_us' in result['rows'][0]:
+        print(rows_table(result['rows']))
+    print(targets_table({section.NAME: result}))
+    return 0
+
+
 # --------------------------------------------------------------------------- progress
 
 class Progress:

@@ -30,9 +30,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402  (sets the BLAS thread count before numpy)
 
 import bench_batch  # noqa: E402, I100
+import bench_contact  # noqa: E402
 import bench_fixman  # noqa: E402
 import bench_load  # noqa: E402
 import bench_node_latency  # noqa: E402
+import bench_payload  # noqa: E402
 import bench_scaling  # noqa: E402
 import bench_sim  # noqa: E402
 import bench_single  # noqa: E402
@@ -42,8 +44,9 @@ import opcount  # noqa: E402
 import report  # noqa: E402
 
 SECTIONS = {module.NAME: module for module in
-            (bench_single, bench_task_space, bench_batch, bench_scaling, bench_fixman,
-             bench_sim, bench_tracking, bench_node_latency, opcount, bench_load)}
+            (bench_single, bench_task_space, bench_payload, bench_contact, bench_batch,
+             bench_scaling, bench_fixman, bench_sim, bench_tracking, bench_node_latency,
+             opcount, bench_load)}
 ALIASES = {'node': 'node_latency', 'latency': 'node_latency', 'ops': 'opcount',
            'simulation': 'sim', 'batched': 'batch', 'startup': 'load'}
 
@@ -142,7 +145,7 @@ def main(argv=None) -> int:
 
 
 #: sections that are not timings, or too long to repeat
-SINGLE_RUN = ('opcount', 'tracking', 'node_latency', 'sim', 'load')
+SINGLE_RUN = ('opcount', 'tracking', 'node_latency', 'sim', 'load', 'contact')
 
 
 def _passes(value, goal: str) -> bool:
@@ -199,16 +202,7 @@ def summary_dict(results: dict) -> dict:
 
 def summary(results: dict) -> str:
     """Return the target table as plain text."""
-    lines = ['', f'{"target":<66} {"measured":>14}  {"goal":<10} result']
-    for name, section in results['sections'].items():
-        if section.get('error'):
-            lines.append(f'{name:<66} {"failed":>14}  {"":<10} {section["error"][:60]}')
-        if section.get('available') is False:
-            lines.append(f'{name:<66} {"n/a":>14}  {"":<10} {section.get("reason", "")[:60]}')
-        for t in section.get('targets', []):
-            value = f'{t["value"]:.3g} {t["unit"]}' if t['value'] is not None else '-'
-            lines.append(f'{t["name"][:66]:<66} {value:>14}  {t["target"]:<10} '
-                         f'{"PASS" if t["pass"] else "FAIL"}  {t.get("spread", "")}')
+    lines = ['', common.targets_table(results['sections'])]
     scaling = results['sections'].get('scaling', {})
     xo = scaling.get('crossover_denoc_beats_cholesky')
     if xo:

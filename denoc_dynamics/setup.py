@@ -20,11 +20,11 @@ setup(
     ],
     # What the modules import at their top; the ROS packages (rclpy, the messages,
     # launch) come from package.xml through rosdep, or from the ROS wheels on PyPI.
-    install_requires=['setuptools', 'numpy', 'numba', 'lxml', 'PyYAML'],
+    install_requires=['setuptools', 'numpy', 'numba', 'lxml'],
     # Optional features, imported only where used: the browser view (arm_viewer),
     # denoc_sim_arm's plot, the URDFs of example-robot-data.
-    extras_require={'test': ['pytest', 'hypothesis', 'scipy', 'pin', 'example-robot-data',
-                             'playwright'],
+    extras_require={'test': ['pytest', 'hypothesis', 'scipy', 'PyYAML', 'pin',
+                             'example-robot-data', 'playwright'],
                     'viewer': ['viser', 'yourdfpy', 'trimesh', 'pycollada'],
                     'plot': ['matplotlib'],
                     'examples': ['example-robot-data']},

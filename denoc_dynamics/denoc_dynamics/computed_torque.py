@@ -127,7 +127,7 @@ class PDGravity:
 
 
 def sampled_loop(sim, law, trajectory, rate: float, duration: float,
-                 delay: int = 0) -> np.ndarray:
+                 delay: int = 0, observe=None) -> np.ndarray:
     """
     Run ``law`` on the simulation ``sim`` as the controller node does; return the errors.
 
@@ -137,8 +137,9 @@ def sampled_loop(sim, law, trajectory, rate: float, duration: float,
     held until the next sample (zero-order hold), for ``duration`` seconds.  The
     physics rate of ``sim`` must be a multiple of ``rate``.  With ``delay`` > 0 each
     command acts that many periods late (the first one at once), as when the
-    controller's answer misses the next physics chunk.  Returns the
-    position errors q_d - q at the samples, shape (samples, n).
+    controller's answer misses the next physics chunk.  ``observe(sim)``, if given,
+    sees the simulation at each sample, before the command.  Returns the position
+    errors q_d - q at the samples, shape (samples, n).
     """
     steps = sim.params.physics_rate / rate
     chunk = int(round(steps))
@@ -148,6 +149,8 @@ def sampled_loop(sim, law, trajectory, rate: float, duration: float,
     errors = []
     pending = []
     for _ in range(int(round(duration * rate))):
+        if observe is not None:
+            observe(sim)
         q, qd = sim.q, sim.qd
         q_d, qd_d, qdd_d = trajectory.sample(sim.t)
         errors.append(q_d - q)

@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from .core.ft_sensor import ForceTorqueSensors, link_placement
+from .core.ft_sensor import ForceTorqueSensors
 from .link_loads import evaluate_loads, PLANE_REALS, WRENCH_REALS
 
 #: Largest force [N] and torque [N m] a wrench or a held topic wrench may have, and the
@@ -54,7 +54,7 @@ class SimulationLoads:
     # --- links -----------------------------------------------------------------------
     def body_point(self, link: str, point=(0.0, 0.0, 0.0)):
         """Return (body k, x in k's model coordinates) of a point in ``link``'s frame."""
-        k, T = link_placement(self.robot.chain, link)
+        k, T = self.robot.chain.link_frame(link)
         if k < 0:
             raise ValueError(f'link {link!r} does not move (it is fixed to the base or not '
                              'in the model): a wrench on it moves nothing')
@@ -65,13 +65,9 @@ class SimulationLoads:
         """Return (body b, rotation from the frame to b's model coordinates); b -1: base."""
         if reference_frame in WORLD_FRAMES:
             return -1, np.eye(3)
-        k, T = link_placement(self.robot.chain, reference_frame)
-        if k < 0:
-            if reference_frame == self.robot.chain.base_link:
-                return -1, np.eye(3)
-            raise ValueError(f'reference frame {reference_frame!r} does not move with the arm '
-                             f"and is not the base frame ('' or 'world', "
-                             f'{self.robot.chain.base_link!r})')
+        k, T = self.robot.chain.link_frame(reference_frame)
+        if k < 0:                          # the base link or a link fixed to it
+            return -1, T[:3, :3]
         return k, self._model_A[k].T @ T[:3, :3]
 
     def _wrench(self, link, force, torque, reference_frame, point, start, duration):

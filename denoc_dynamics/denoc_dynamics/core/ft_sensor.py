@@ -5,10 +5,14 @@ The URDF reader merges the links on both sides of a fixed joint into one body
 (:mod:`.urdf`).  A sensor at fixed joint s (parent link a, child link b, both in
 body k) reads the wrench that the part beyond s exerts on the part before it
 (:func:`.reaction_wrench.sensor_wrenches`): the sub-body S of body k made of b and
-the links fixed below it, and the bodies whose joints hang from a link of S.  This
-module finds them in the parsed URDF kept by the chain, sums S's mass, mass centre
-and inertia (parallel axes, as :func:`.urdf.merge_inertias` does for the bodies),
-and lays out the constants of the compiled kernel in body k's coordinates.
+the links fixed below it, and the bodies whose joints hang from a link of S.  The
+chain's frame table (:mod:`.frames`: each kept link's body, pose in it and URDF
+parent) says where every link sits: S is the frames of body k that have b's frame
+among their URDF ancestors (b included), and the bodies beyond are those whose
+link's URDF parent is in S.  This module sums S's mass, mass centre and inertia
+(parallel axes, as :func:`.urdf.merge_inertias` does for the bodies) from the URDF's
+inertials placed by the table, and lays out the constants of the compiled kernel in
+body k's coordinates.
 """
 
 from typing import List, Sequence
@@ -16,7 +20,7 @@ from typing import List, Sequence
 import numpy as np
 
 from .reaction_wrench import SENSOR_REALS, sensor_wrenches
-from .urdf import axis_motion, merge_inertias, MOVABLE
+from .urdf import merge_inertias
 
 
 class ForceTorqueSensors:
@@ -44,10 +48,7 @@ class ForceTorqueSensors:
         self.body = np.zeros(s, dtype=np.int64)
         self.beyond = np.zeros((s, nb), dtype=np.int64)
         self.reals = np.zeros((s, SENSOR_REALS))
-        children = {name: [] for name in description.links}
-        for joint in description.joints.values():
-            children[joint.parent].append(joint)
-        body_of_joint = {name: k for k, name in enumerate(chain.joint_names)}
+        frame_body, frame_parent = chain.frame_body, chain.frame_parent
         for j, name in enumerate(self.joints):
             joint = description.joints.get(name)
             if joint is None or joint.kind != 'fixed':
@@ -55,30 +56,29 @@ class ForceTorqueSensors:
                                if x.kind == 'fixed')
                 raise ValueError(f'force/torque sensor {name!r} is not a fixed joint of the '
                                  f'URDF; fixed joints are {fixed}')
-            k, T_b = link_placement(chain, joint.child)
+            b = chain.frame_index.get(joint.child, -1)
+            k = int(frame_body[b]) if b >= 0 else -1
             if k < 0:
                 raise ValueError(f'force/torque sensor {name!r} is fixed to the base link '
                                  f'{chain.base_link!r} or not in the model: nothing beyond '
                                  'it moves in the dynamics')
-            parts, links = [], []
-            stack = [(joint.child, np.eye(4))]
-            while stack:                                   # S: the links fixed below b
-                link, T = stack.pop()
-                links.append(link)
-                inertial = description.links[link].inertial
+            inside = []                                    # S: b and the links fixed below it
+            for f in np.flatnonzero(frame_body == k):
+                up = f
+                while up >= 0 and frame_body[up] == k and up != b:
+                    up = frame_parent[up]                  # up the URDF tree, within body k
+                if up == b:
+                    inside.append(int(f))
+            parts = []
+            for f in inside:
+                inertial = description.links[chain.frame_names[f]].inertial
                 if inertial is not None:
-                    X = T_b @ T @ inertial.origin
+                    X = chain.frame_pose[f] @ inertial.origin
                     R = X[:3, :3]
                     parts.append((inertial.mass, X[:3, 3], R @ inertial.inertia @ R.T))
-                for child in children[link]:
-                    if child.name in body_of_joint:
-                        self.beyond[j, body_of_joint[child.name]] = 1
-                    elif child.kind in MOVABLE and child.name in chain.locked_joints:
-                        motion = axis_motion(child.axis, child.kind == 'prismatic',
-                                             chain.locked_joints[child.name])
-                        stack.append((child.child, T @ child.origin @ motion))
-                    elif child.kind == 'fixed' and child.child not in chain.dropped_links:
-                        stack.append((child.child, T @ child.origin))
+            for body, link in enumerate(chain.link_names):   # joints hanging from S
+                self.beyond[j, body] = int(frame_parent[chain.frame_index[link]]) in inside
+            T_b = chain.frame_pose[b]
             m, c, I_C = merge_inertias(parts) if parts else (0.0, np.zeros(3), np.zeros((3, 3)))
             A = robot.model.A[k]                           # URDF body frame -> model frame
             c, I_C = A.T @ c, A.T @ I_C @ A
@@ -87,7 +87,7 @@ class ForceTorqueSensors:
             self.reals[j] = np.concatenate(([m], c, I_O.ravel(), A.T @ T_b[:3, 3],
                                             (A.T @ T_b[:3, :3]).ravel()))
             self.frames.append(joint.child)
-            self.links.append(links)
+            self.links.append([chain.frame_names[f] for f in inside])
         self._workspace = robot.model.data()
 
     def read(self, q, qd, qdd, f_ext=None, f_sensor=None) -> np.ndarray:
@@ -113,33 +113,3 @@ class ForceTorqueSensors:
         sensor_wrenches(robot.model.reals, robot.model.ints, q, qd, qdd, f_ext,
                         self._workspace, self.body, self.beyond, self.reals, f_sensor, out)
         return out
-
-
-def link_placement(chain, link: str):
-    """
-    Return (body k, pose T (4x4) of ``link`` in body k's URDF frame) for any URDF link.
-
-    Links merged into a body by fixed joints (or locked side-branch joints) are
-    placed in it; k = -1 for a link that does not move (the base and what is fixed
-    to it) or is not in the model (dropped, above the base).  ValueError for a name
-    that is no link of the URDF.
-    """
-    description = chain.description
-    if description is None or link not in description.links:
-        raise ValueError(f'unknown link {link!r}')
-    parent_joint = {joint.child: joint for joint in description.joints.values()}
-    body_of_link = {name: k for k, name in enumerate(chain.link_names)}
-    T = np.eye(4)
-    while link not in body_of_link:
-        joint = parent_joint.get(link)
-        if joint is None or link in chain.static_links or link in chain.dropped_links:
-            return -1, T
-        motion = np.eye(4)
-        if joint.kind in MOVABLE:
-            if joint.name not in chain.locked_joints:
-                return -1, T
-            motion = axis_motion(joint.axis, joint.kind == 'prismatic',
-                                 chain.locked_joints[joint.name])
-        T = joint.origin @ motion @ T
-        link = joint.parent
-    return body_of_link[link], T

@@ -6,7 +6,8 @@ the joint-torque regressor.
 
 Attaching.  A payload of mass m_p, mass centre c_p and inertia I_p (about c_p), both
 in the frame of a link L, joins the body k that L is merged into.  With L's pose
-(R_L, o_L) in body k's frame (the URDF link frame of joint k), the payload's mass
+(R_L, o_L) in body k's frame (the URDF link frame of joint k; the chain's frame
+table, :meth:`.urdf.Chain.link_frame`), the payload's mass
 centre there is c = R_L c_p + o_L and its inertia R_L I_p R_L^T; body k's mass, mass
 centre and inertia combine with them by the parallel-axis theorem, exactly as the
 URDF reader merges a link on a fixed joint.  Only body k's constants change: the new
@@ -32,7 +33,7 @@ parameter it cannot determine.
 import copy
 import dataclasses
 import threading
-from typing import Dict, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,22 +47,6 @@ MAX_CONDITION = 1e8
 #: The payload's parameters phi, in Pinocchio's order (link frame, about its origin).
 PARAMETER_NAMES = ('m', 'm c_x', 'm c_y', 'm c_z', 'I_xx', 'I_xy', 'I_yy', 'I_xz', 'I_yz',
                    'I_zz')
-
-
-def link_body(robot, link: str):
-    """
-    Return (k, T): the body that ``link`` is merged into and its pose (4, 4) there.
-
-    k is -1 for a link fixed to the base.  ValueError for a link that the robot does not
-    have (unknown, or dropped with a side branch).
-    """
-    poses: Dict = robot.chain.link_poses
-    if link not in poses:
-        dropped = link in robot.chain.dropped_links
-        raise ValueError(f'unknown link {link!r}' + (
-            ': it was dropped with its side branch (side_branches="drop")' if dropped else
-            f'; the robot has {sorted(poses)}'))
-    return poses[link]
 
 
 def checked_payload(mass, com, inertia, link: str = 'payload'):
@@ -99,7 +84,7 @@ def with_payload(robot, link: str, mass: float, com, inertia):
     ``com`` (3,) in the link's frame; ``inertia`` (3, 3) about the payload's mass centre,
     in the link's frame.  O(1) beyond the checks: one body's constants change.
     """
-    k, T = link_body(robot, link)
+    k, T = robot.chain.link_frame(link)
     mass, com, inertia = checked_payload(mass, com, inertia, link)
     new = copy.copy(robot)
     new._local = threading.local()             # its own workspaces
@@ -181,7 +166,7 @@ def identify_payload(robot, link: str, q, qd, qdd, tau) -> PayloadEstimate:
     Least squares on the regressor columns of the link's body (see the module).
     ValueError, with the reason, when the data cannot determine the ten parameters.
     """
-    k, T = link_body(robot, link)
+    k, T = robot.chain.link_frame(link)
     if k < 0:
         raise ValueError(f'link {link!r} is fixed to the base: a payload there moves with '
                          'no joint, and no joint effort can identify it')

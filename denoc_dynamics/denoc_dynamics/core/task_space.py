@@ -54,7 +54,7 @@ class TaskSpace:
         which a mimic joint's body may have zero (``_mimic`` None, a dense solve then).
         """
         self._sweeps = self._G is None or self._mimic is not None
-        self._frame_index = {name: f for f, name in enumerate(self.chain.frame_names)}
+        self._frame_index = self.chain.frame_index
         self._frame_buffers = {}          # (frame, reference) -> (frame_ints, frame_reals)
         self._row_sets = {None: _ALL_ROWS}    # rows as given -> checked int64 array
 

@@ -35,6 +35,7 @@ inertias, the joint frames, the mimic relations.
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import attrgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 import warnings
@@ -111,8 +112,6 @@ class Chain:
     dropped_links: List[str] = field(default_factory=list)
     locked_joints: Dict[str, float] = field(default_factory=dict)
     root_mass_ignored: float = 0.0
-    # every kept link: (its body, -1 the base; its pose (4, 4) in that body's frame)
-    link_poses: Dict[str, Tuple[int, np.ndarray]] = field(default_factory=dict)
     # the tree and the mimic relations; None: a serial chain without mimic joints
     parent: Optional[np.ndarray] = None             # (n,) int64: parent body, -1 the base
     mimic_leader: Optional[np.ndarray] = None       # (n,) int64: leader body, -1 if none
@@ -144,6 +143,31 @@ class Chain:
             self.frame_pose = np.broadcast_to(np.eye(4), (n + 1, 4, 4)).copy()
             self.frame_parent = np.concatenate(([-1], self.parent + 1)).astype(np.int64)
             self.frame_joint = [''] + list(self.joint_names)
+
+    @cached_property
+    def frame_index(self) -> Dict[str, int]:
+        """Return each frame's index in ``frame_names``, by its link's name."""
+        return {name: f for f, name in enumerate(self.frame_names)}
+
+    def link_frame(self, link: str) -> Tuple[int, np.ndarray]:
+        """
+        Return (body k, pose (4, 4) in body k's frame) of the frame of any kept link.
+
+        k is -1 for the base link and the links fixed to it (the pose then in the base
+        frame).  ValueError for a link the chain does not keep: unknown, above the base
+        link, or dropped with its side branch.
+        """
+        f = self.frame_index.get(link) if isinstance(link, str) else None
+        if f is None:
+            if link in self.dropped_links:
+                reason = ': it was dropped with its side branch (side_branches="drop")'
+            else:
+                names = self.frame_names
+                reason = (f'; the links of robot {self.name!r} are '
+                          + ', '.join(repr(x) for x in names[:40])
+                          + (', ...' if len(names) > 40 else ''))
+            raise ValueError(f'unknown link {link!r}{reason}')
+        return int(self.frame_body[f]), self.frame_pose[f]
 
     @property
     def n(self) -> int:
@@ -249,7 +273,6 @@ def chain_from_description(robot: Description, base_link: Optional[str] = None,
         continuous=np.array([joint.kind == 'continuous' for joint in movable]),
         merged_links=merged[1:], static_links=merged[0], dropped_links=sorted(dropped),
         locked_joints=locked, root_mass_ignored=root_mass,
-        link_poses={name: (k - 1, pose[name]) for name, k in body_of.items()},
         parent=np.array([body_of[joint.parent] - 1 for joint in movable], dtype=np.int64),
         mimic_leader=mimic[0], mimic_multiplier=mimic[1], mimic_offset=mimic[2],
         frame_names=list(body_of),

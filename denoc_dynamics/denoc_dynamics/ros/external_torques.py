@@ -7,7 +7,12 @@ sim_node's joint_states give them) feed the momentum observer of
 :mod:`..core.momentum_observer` (De Luca and Mattone, ICRA 2005; Haddadin, De Luca and
 Albu-Schaeffer, IEEE T-RO 2017), gain ``external_torque_gain`` K [1/s]: the estimate
 follows the external torques through a first-order lag of time constant 1/K.  The
-joint states' header stamps give the time steps.
+joint states' header stamps give the time steps.  ``external_torque_hold`` says how
+the efforts moved between two joint states: ``zero_order`` (the default) when the
+drives hold each command until the next state, as sim_node's do with the trajectory
+controller's effort commands (one per joint state), ``first_order`` when they are
+samples of a torque that changes continuously (drives commanded much faster than
+the joint states come); the module :mod:`..core.momentum_observer` derives both.
 
 Friction and damping do not read as contact as long as ``effort`` is the torque that
 reaches the links (a joint torque sensor's; sim_node publishes exactly that): the
@@ -19,8 +24,9 @@ Publishes (for every accepted state)
   ``~/external_wrench`` (geometry_msgs/WrenchStamped): the wrench at the origin of
   ``external_wrench_frame`` (default: the chain's last link), in the base frame's axes
   (``header.frame_id`` the base link), that explains r: tau_ext = J^T F, J the frame's
-  6 x n Jacobian [v; w].  F solves it in the least-squares sense, damped near
-  singularities (Nakamura and Hanafusa, 1986; Maciejewski and Klein, 1988):
+  6 x n Jacobian [v; w] (``Robot.frame_jacobian``, base axes).  F solves it in the
+  least-squares sense, damped near singularities (Nakamura and Hanafusa, 1986;
+  Maciejewski and Klein, 1988):
   F = (J J^T + lambda^2 1)^-1 J r with lambda^2 = (1 - (s_min / eps)^2) lambda_max^2
   when the smallest singular value s_min of J is below eps
   (``external_wrench_singular_value``), else 0.
@@ -37,39 +43,10 @@ from std_msgs.msg import Bool
 
 from .joint_io import Rejected
 from .parameters import OBSERVER
-from ..core.ft_sensor import link_placement
 from ..core.momentum_observer import MomentumObserver
 
 #: lambda_max of the damped least squares, relative to the largest singular value of J.
 DAMPING_MAX = 0.1
-
-
-def frame_jacobian(robot, q, frame: str) -> np.ndarray:
-    """
-    Return the 6 x n Jacobian [v; w] of ``frame``'s origin in base axes at q.
-
-    Column m: [e_m x (P - O_m); e_m] for a revolute joint, [e_m; 0] for a prismatic
-    one, over the joints from the frame's body to the base, projected on the
-    coordinates (G^T with mimic joints).
-    """
-    jacobian = getattr(robot, 'frame_jacobian', None)
-    if jacobian is not None:
-        return np.asarray(jacobian(q, frame))
-    k, T = link_placement(robot.chain, frame)
-    kin = robot.kinematics(q)
-    J = np.zeros((6, robot.n_bodies))
-    if k >= 0:
-        P = kin.O[k] + kin.R[k] @ T[:3, 3]
-        m = k
-        parent = robot.model.ints[0]
-        while m >= 0:
-            e = kin.e[m]
-            if kin.prismatic[m]:
-                J[:3, m] = e
-            else:
-                J[:3, m], J[3:, m] = np.cross(e, P - kin.O[m]), e
-            m = parent[m]
-    return J if robot._G is None else J @ robot._G
 
 
 def wrench_from_torques(J, tau, eps):
@@ -91,6 +68,7 @@ class ExternalTorques:
         values = OBSERVER.declare(node)
         self.enabled = values.estimate_external_torques
         self.gain = values.external_torque_gain
+        self.hold = values.external_torque_hold
         self.frame = values.external_wrench_frame
         self.eps = values.external_wrench_singular_value
         self.threshold_param = list(values.contact_threshold)
@@ -112,8 +90,8 @@ class ExternalTorques:
                 raise ValueError(f'contact_threshold needs 1 or {robot.n} values >= 0, got '
                                  f'{self.threshold_param}')
             frame = self.frame or robot.chain.tip_link or robot.chain.link_names[-1]
-            link_placement(robot.chain, frame)
-            observer = MomentumObserver(robot, self.gain)
+            robot.chain.link_frame(frame)
+            observer = MomentumObserver(robot, self.gain, self.hold)
         except ValueError as exc:
             raise RuntimeError(f'external torques: {exc}') from exc
         self.robot, self.wrench_frame = robot, frame
@@ -145,7 +123,7 @@ class ExternalTorques:
         self.torques_msg.header.stamp = stamp
         self.torques_msg.effort = r.tolist()
         pub_torques.publish(self.torques_msg)
-        J = frame_jacobian(self.robot, q, self.wrench_frame)
+        J = self.robot.frame_jacobian(q, self.wrench_frame)
         F = wrench_from_torques(J, r, self.eps)
         w = self.wrench_msg
         w.header.stamp = stamp

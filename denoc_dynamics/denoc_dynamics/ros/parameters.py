@@ -35,6 +35,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 from .joint_commands import INTERFACES
+from ..core.momentum_observer import HOLDS
 from ..gain_ramp import RAMP_TIME
 from ..settings import field_settings, Setting
 from ..simulation import PhysicsParameters, START_MODE
@@ -303,6 +304,11 @@ OBSERVER = ParameterTable(
     param('external_torque_gain', DOUBLE, 100.0,
           'observer gain K [1/s]: the estimate follows the external torques with a '
           'time constant of 1/K', ge=1e-6),
+    param('external_torque_hold', STRING, 'zero_order',
+          "how joint_states' efforts moved between two states: 'zero_order' (each "
+          "state's effort acted since the state before: drives holding a command per "
+          "state, as sim_node's) or 'first_order' (straight between the states: torques "
+          'that change continuously)', choices=HOLDS),
     param('external_wrench_frame', STRING, '',
           "the link whose origin ~/external_wrench refers to; empty: the chain's last "
           'link'),

@@ -166,6 +166,45 @@ def test_ft_sensor_in_motion_equals_pinocchio(path, joint):
         np.testing.assert_allclose(F[0], expected, atol=1e-10 * max(1, np.abs(expected).max()))
 
 
+@pytest.mark.parametrize('joint, links', [
+    ('hand_joint', ['hand', 'left_finger', 'right_finger']),
+    ('flange_joint', ['flange', 'hand', 'left_finger', 'right_finger'])])
+def test_ft_sensor_carries_locked_fingers(joint, links):
+    """
+    The chain to link7, fingers locked apart: the sensor carries them where they were locked.
+
+    The frame table places the locked fingers in link7's body; the reading equals minus
+    RNEA's wrench across the joint made revolute in Pinocchio's whole-tree model with
+    the fingers held at the same positions (at rest, then in motion with a push).
+    """
+    locked = {'left_finger_joint': 0.01, 'right_finger_joint': 0.03}
+    robot = load_urdf(GRIPPER, tip_link='link7', locked_positions=locked)
+    sensors = ForceTorqueSensors(robot, [joint])
+    assert sorted(sensors.links[0]) == links and not sensors.beyond.any()
+    model, data = _pinocchio(_with_revolute(_read(GRIPPER), joint))
+    j = model.getJointId(joint)
+    rng = np.random.default_rng(7)
+    for still in (True, False, False):
+        q, qd, qdd = rng.uniform(-1.0, 1.0, (3, robot.n)) * ([1.0], [0.0 if still else 1.0],
+                                                             [0.0 if still else 1.0])
+        x = [_body_state(robot, model, v) for v in (q, qd, qdd)]
+        for name, value in locked.items():
+            x[0][model.joints[model.getJointId(name)].idx_q] = value
+        f_local = np.zeros(6) if still else rng.uniform(-10.0, 10.0, 6)
+        fext = [pin.Force.Zero() for _ in range(model.njoints)]
+        fext[j] = pin.Force(f_local[:3], f_local[3:])   # on the sensor's child link
+        pin.forwardKinematics(model, data, x[0])
+        R, P = data.oMi[j].rotation, data.oMi[j].translation
+        force, moment = R @ f_local[:3], R @ f_local[3:]
+        C = robot.kinematics(q).C[-1]
+        f_ext = np.zeros((robot.n, 6))
+        f_ext[-1] = np.concatenate((moment + np.cross(P - C, force), force))
+        pin.rnea(model, data, *x, fext)
+        F = sensors.read(q, qd, qdd, f_ext, [np.concatenate((moment, force))])
+        expected = -np.concatenate((data.f[j].angular, data.f[j].linear))
+        np.testing.assert_allclose(F[0], expected, atol=1e-10 * max(1, np.abs(expected).max()))
+
+
 def test_ft_sensor_bad_joints():
     """Unknown and movable joints, and a sensor on the base, are refused by name."""
     robot = load_urdf(GRIPPER)
@@ -198,10 +237,12 @@ def test_observer_follows_an_external_torque_step(path):
     The residual follows tau_ext: zero without it, within 1 % of it 0.1 s after a step (K = 100).
 
     The measured torques are tau = ID(q, qd, qdd) - tau_ext along a smooth motion:
-    the Newton-Euler inverse dynamics, independent of the momentum sweeps.
+    the Newton-Euler inverse dynamics, independent of the momentum sweeps.  They are
+    continuous in time, hence the first-order hold (the simulation's held drive
+    torques are test_contact_sim.py's).
     """
     robot = load_urdf(path)
-    observer = MomentumObserver(robot, 100.0)
+    observer = MomentumObserver(robot, 100.0, 'first_order')
     dt = 1e-3
     tau_ext = np.linspace(1.0, -2.0, robot.n)
     before, after = [], []

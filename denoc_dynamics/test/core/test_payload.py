@@ -100,7 +100,7 @@ def test_payloads_add_and_batches_run():
 def test_parameter_map_moves_the_payload_into_the_body():
     """The body's parameters grow by L phi: phi the payload's about its link frame."""
     robot = load_urdf(bundled_urdf('denoc_arm7'))
-    k, T = robot.chain.link_poses['flange']
+    k, T = robot.chain.link_frame('flange')
     assert k == robot.n - 1 and not np.allclose(T, np.eye(4))
     c_x = np.array([[0, -COM[2], COM[1]], [COM[2], 0, -COM[0]], [-COM[1], COM[0], 0]])
     I_O = payload_inertia() + MASS * c_x.T @ c_x

@@ -63,6 +63,7 @@ def test_every_parameter_is_an_entry_of_the_nodes_table(context, name):
     ('sim_node', 'start_mode', 'later'),
     ('sim_node', 'payload.mass', -1.0),
     ('dynamics_node', 'external_torque_gain', 0.0),
+    ('dynamics_node', 'external_torque_hold', 'trapezoid'),
     ('dynamics_node', 'fd_method', 'aba'),
     ('trajectory_controller', 'constraints.start_tolerance', -0.1),
     ('gripper_controller', 'kp', -1.0),

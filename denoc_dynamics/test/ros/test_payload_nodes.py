@@ -139,7 +139,7 @@ def test_sim_payload_changes_over_the_transition_time(context):
     node = make(SimNode, context)
     try:
         base = load_urdf(bundled_urdf())
-        k = base.chain.link_poses['flange'][0]
+        k = base.chain.link_frame('flange')[0]
         assert call(node, request(transition_time=2.0)).success
         masses = []
         for _ in range(3):
@@ -244,6 +244,8 @@ class Arm:
         # the controller compensates the simulated arm's friction model (same physics)
         self.controller = TrajectoryController(context=context, parameter_overrides=common + [
             Parameter('use_sim_time', value=True), Parameter('simulated_friction', value=True)])
+        # the very regularization the simulated arm integrates with
+        np.testing.assert_array_equal(self.controller.law.friction_velocity, velocities)
         self.sim.payload.publisher = self.controller.payload.publisher = Recorder()
         self.names = names
         self.states = []

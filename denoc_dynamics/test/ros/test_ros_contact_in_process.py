@@ -9,10 +9,12 @@ the nodes still working afterwards.
 import copy
 
 from builtin_interfaces.msg import Duration
+from denoc_dynamics.computed_torque import ComputedTorque, sampled_loop
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics.servo import POSITION
+from denoc_dynamics.trajectory import check_trajectory, demo_trajectory, Trajectory
 from denoc_dynamics_interfaces.msg import VirtualWall
 from denoc_dynamics_interfaces.srv import ApplyLinkWrench
 from denoc_dynamics_interfaces.srv import SetVirtualWalls
@@ -178,6 +180,41 @@ def test_observer_in_dynamics_node_feels_a_push(context):
         dynamics._on_joint_state(bad)
         assert dynamics.state_rejections.counts == {'stamp': 1, 'no effort': 1}
         assert len(torques) == 600
+    finally:
+        sim.destroy_node()
+        dynamics.destroy_node()
+
+
+def test_observer_in_dynamics_node_at_100_hz_reads_no_contact(context):
+    """
+    The launch layout's rates: states and computed-torque commands at 100 Hz on the demo.
+
+    With the default ``external_torque_hold`` (zero_order, the commands held from one
+    state to the next) ~/external_torques stays below 0.05 N m RMS and ~/contact false.
+    """
+    dynamics = make(DynamicsNode, context, urdf_path=bundled_urdf(),
+                    estimate_external_torques=True, diagnostics_period=0.0)
+    sim = make(SimNode, context, urdf_path=bundled_urdf(), initial_positions=Q,
+               status_period=0.0, start_mode='running')
+    try:
+        recorders = [Recorder(copy.deepcopy) for _ in range(3)]
+        dynamics.external.pubs = tuple(recorders)
+        assert dynamics.external.observer.hold == 'zero_order'
+        s, robot = sim.sim, dynamics.robot
+        chain, pose, zero = robot.chain, np.array(Q), np.zeros(robot.n)
+        checked = check_trajectory(robot.joint_names, chain.lower, chain.upper,
+                                   robot.joint_names,
+                                   demo_trajectory(chain.lower, chain.upper, pose, 6.0))
+        trajectory = Trajectory.from_checked(checked, 0.0, s.t, (pose, zero, zero))
+        law = ComputedTorque(robot, 225.0, 30.0, friction_velocity=s.friction_velocity)
+        names = robot.joint_names
+        sampled_loop(s, law, trajectory, 100.0, 6.0, observe=lambda s: dynamics._on_joint_state(
+            _joint_state(names, 1.0 + s.t, s.q, s.qd, s.joint_torque)))
+        torques, _, contact = (r.messages for r in recorders)
+        assert len(torques) == 600 and dynamics.state_rejections.total == 0
+        r = np.array([m.effort for m in torques])
+        assert np.sqrt(np.mean(r ** 2, axis=0)).max() < 0.05
+        assert not any(m.data for m in contact)
     finally:
         sim.destroy_node()
         dynamics.destroy_node()
