@@ -7,6 +7,7 @@ step requests are refused, each answered, and never step N times as fast.
 """
 
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.ros.joint_io import REQUEST_QOS
 import pytest
 from rclpy.qos import qos_profile_sensor_data
 from ros_helpers import NodeProcess
@@ -117,7 +118,11 @@ def test_concurrent_step_requests_are_refused_not_multiplied(client):
     from simulation_interfaces.msg import Result
     from simulation_interfaces.srv import StepSimulation
     pause(client)
-    callers = [client.node.create_client(StepSimulation, f'{NS}/sim_node/step_simulation')
+    # deep client queues: every client of a service reads every answer (one response
+    # topic) and keeps its own, so with rclpy's depth of 10 the other 19 answers can push
+    # a client's own out (the server answers all 20; see joint_io.REQUEST_DEPTH)
+    callers = [client.node.create_client(StepSimulation, f'{NS}/sim_node/step_simulation',
+                                         qos_profile=REQUEST_QOS)
                for _ in range(20)]
     assert client.spin_until(lambda: all(c.service_is_ready() for c in callers))
     start = client.now()
