@@ -144,7 +144,7 @@ browser:
 
 launch-stack: venv
 ifeq ($(HAVE_LAUNCH_STACK),)
-	@echo "launch-stack: no $(LAUNCH_STACK); the launch tests will be skipped (README: Testing)"
+	@echo "launch-stack: no $(LAUNCH_STACK); the launch tests will be skipped (README: How it is checked)"
 else
 	@if [ "$$(cat '$(LAUNCH_STAMP)' 2>/dev/null)" != "$(LAUNCH_SPEC)" ]; then \
 	  "$(LAUNCH_STACK)/install.sh" "$(VENV)" 2>&1 | $(PIPFILTER); \

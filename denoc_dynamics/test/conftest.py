@@ -102,7 +102,7 @@ def pytest_report_header(config):
         lines = [f'launch tests: run{mode}']
     else:
         lines = ['launch tests: skipped, the ROS 2 launch stack is not installed '
-                 f'({LAUNCH_STACK_MISSING}); see README "Testing"']
+                 f'({LAUNCH_STACK_MISSING}); see README "How it is checked"']
     if ROS2_MSGS_MISSING is None:
         mode = ' (required: a skip fails)' if ROS2_MSGS_REQUIRED else ''
         lines.append(f'control_msgs / simulation_interfaces tests: run{mode}')
