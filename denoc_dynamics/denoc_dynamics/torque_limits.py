@@ -20,6 +20,10 @@ for every k >= 1 once |g| <= L, from
 
 so the smallest feasible k is the largest of these bounds over the samples (and 1);
 no k helps where gravity alone exceeds the limit (the path itself is infeasible).
+The retiming aims at :data:`FEEDFORWARD_SHARE` of each limit, L = share x the
+URDF's limit, and leaves the rest to the controller's feedback, which a retimed
+trajectory at exactly the limit would drive into saturation; where gravity alone
+takes more than that share, the whole limit is the bound.
 The same samples of the scaled trajectory are the samples of this one, so the bound
 is exact for the check: the trajectory retimed by k passes it.  A segment that starts
 from a moving reference is not a pure time scaling of the path; the retimed goal is
@@ -37,6 +41,10 @@ SAMPLES_PER_SEGMENT = 64
 #: At most about this many samples in all: long trajectories get fewer per segment
 #: (but at least MIN_PER_SEGMENT).
 MAX_SAMPLES, MIN_PER_SEGMENT = 4096, 8
+
+#: The retiming keeps the inverse dynamics within this share of each effort limit; the
+#: rest is the feedback's (module doc).
+FEEDFORWARD_SHARE = 0.9
 
 #: The retimed trajectory's time scaling is raised by this fraction above the bound
 #: (round-off: the scaled samples must pass the check).
@@ -85,6 +93,8 @@ def time_scaling(robot, trajectory, now: float, per_segment: int = SAMPLES_PER_S
     """
     Return the smallest k >= 1 with ``trajectory`` k times slower within the effort limits.
 
+    Within :data:`FEEDFORWARD_SHARE` of them where gravity leaves room (module doc).
+
     See the module doc; TrajectoryError where gravity alone exceeds them.
     """
     limit = robot.joints.effort
@@ -98,8 +108,10 @@ def time_scaling(robot, trajectory, now: float, per_segment: int = SAMPLES_PER_S
                                               f'{g[s, j]:.4g} N m against gravity alone at '
                                               f't = {t[s] - now:.4g} s (limit {limit[j]:.4g})')
     d = tau - g
+    share = FEEDFORWARD_SHARE * limit
+    usable = np.where(np.abs(g) < share, share, limit)   # the feedback's headroom if any
     with np.errstate(divide='ignore', invalid='ignore'):
-        bound = np.where(d > 0.0, d / (limit - g), -d / (limit + g))
+        bound = np.where(d > 0.0, d / (usable - g), -d / (usable + g))
     bound = np.nan_to_num(bound, nan=0.0, posinf=np.inf)
     if not np.all(np.isfinite(bound)):    # gravity exactly at the limit, d pushing beyond
         s, j = np.argwhere(~np.isfinite(bound))[0]

@@ -70,8 +70,9 @@ Service (where control_msgs is installed)
 Services
   ``~/scale_to_torque_limits`` (denoc_dynamics_interfaces/ScaleToTorqueLimits): the
   trajectory retimed by the smallest uniform time scaling that keeps its inverse
-  dynamics within the effort limits (:mod:`denoc_dynamics.torque_limits`), started
-  from the current reference.
+  dynamics within the effort limits, 90 % of them where gravity leaves room (the rest
+  is the feedback's; :mod:`denoc_dynamics.torque_limits`), started from the current
+  reference.
   ``~/set_payload`` (denoc_dynamics_interfaces/SetPayload), with ``~/payload`` latched:
   the payload of the computed-torque model, switched at once (:mod:`.payload_service`;
   parameters ``payload.*`` at start-up).
