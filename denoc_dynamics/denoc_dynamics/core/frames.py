@@ -96,7 +96,7 @@ def support_placements(model, frame, q, data):
     for j in range(support.shape[0]):
         i = support[j]
         q_body[i] = frame.a[i] * q[frame.column[i]] + frame.b[i]
-        placement(model, q_body, i, R, r, O)
+        placement(model.lam, model.prismatic, model.R_tree, model.o_tree, q_body, i, R, r, O)
 
 
 @njit_inline

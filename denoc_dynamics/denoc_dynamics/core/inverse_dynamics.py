@@ -48,11 +48,11 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     base frame, taken off the Newton-Euler wrenches; None for none (a one-state call
     without wrenches; batches pass zeros, and w - 0 = w to the bit).
     """
-    lam, prismatic = model.lam, model.prismatic
+    lam, prismatic, g = model.lam, model.prismatic, model.g
     n = qd.shape[0]
     r, p, M, d, t, td, w = data.r, data.p, data.M, data.d, data.t, data.td, data.w
     for i in range(n):
-        twist_and_rate(model, data, i, qd, qdd)
+        twist_and_rate(lam, prismatic, g, r, p, t, td, i, qd, qdd)
         body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
         force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
         body_inertia_times(M[i], td[i], w[i], True)                 # 000 eq. 17
@@ -70,15 +70,15 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
 
 
 @njit_inline
-def twist_and_rate(model, data, i, qd, qdd):
+def twist_and_rate(lam, prismatic, g, r, p, t, td, i, qd, qdd):
     """
     Write t_i and td_i from body lambda(i)'s (000 eq. 10 and its rate); ``qdd`` None is 0.
 
     t_i = B_{i,lambda(i)} t_lambda(i) + p_i qd_i and td_i = B_{i,lambda(i)} td_lambda(i)
     + p_i qdd_i + (t_i x p_i) qd_i, from td_0 = [0; -g] (gravity as a base acceleration).
+    The model's and the workspace's arrays, not the named tuples, as
+    :func:`.kinematics.placement` takes them (numba's reference counting per body).
     """
-    lam, prismatic, g = model.lam, model.prismatic, model.g
-    r, p, t, td = data.r, data.p, data.t, data.td
     if lam[i] >= 0:
         twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
         twist_to_child(r[i], td[lam[i]], td[i])

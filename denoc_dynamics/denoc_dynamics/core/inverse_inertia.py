@@ -55,7 +55,8 @@ def inverse_inertia_matrix(reals, ints, q, workspace, I_inv):
 @njit
 def unit_solves(model, data, F, last, I_inv):
     """I_inv = I^-1 from the articulated bodies in ``data`` (002 eqs. 14-19 on every e_c)."""
-    lam = model.lam
+    lam, prismatic = model.lam, model.prismatic
+    p, psi, m_hat, r = data.p, data.psi, data.m_hat, data.r
     n = lam.shape[0]
     for k in range(n):
         last[k] = k
@@ -67,24 +68,26 @@ def unit_solves(model, data, F, last, I_inv):
             for c in range(k, last[k] + 1):
                 F[k, a, c] = 0.0
     for k in range(n - 1, -1, -1):
-        _backward(model, data, F, k, last[k], I_inv[k])
+        _backward(lam[k], prismatic[k], p[k], psi[k], m_hat[k], r[k], F, k, last[k], I_inv[k])
     for k in range(n):
-        _forward(model, data, F, k, I_inv[k])
+        _forward(lam[k], prismatic[k], p[k], psi[k], r[k], F, k, I_inv[k])
     for k in range(n):
         for c in range(k):
             I_inv[k, c] = I_inv[c, k]
 
 
 @njit
-def _backward(model, data, F, k, last, row):
+def _backward(parent, prismatic, p, psi, m_hat, r, F, k, last, row):
     """
     Body k of the backward sweep on columns k..last (002 eqs. 14-17): row_c = tau^_kc / m^_k.
 
-    eta_k' (children's sum) is in F[k]; it becomes eta_k and moves to the parent.
+    eta_k' (children's sum) is in F[k]; it becomes eta_k and moves to the parent.  Body
+    k's lambda(k), joint type, p_k, psi_k, m^_k and r_k come as themselves, not in the
+    named tuples (numba's reference counting on every array of them, per body).
     """
-    c0 = 3 if model.prismatic[k] else 0                 # p_k = [e_k; 0] or [0; e_k]
-    e0, e1, e2 = data.p[k, c0], data.p[k, c0 + 1], data.p[k, c0 + 2]
-    psi, inverse, r, F_k = data.psi[k], 1.0 / data.m_hat[k], data.r[k], F[k]
+    c0 = 3 if prismatic else 0                          # p_k = [e_k; 0] or [0; e_k]
+    e0, e1, e2 = p[c0], p[c0 + 1], p[c0 + 2]
+    inverse, F_k = 1.0 / m_hat, F[k]
     for c in range(k, last + 1):
         tau_hat = -(e0 * F_k[c0, c] + e1 * F_k[c0 + 1, c] + e2 * F_k[c0 + 2, c])  # 002 eq. 14
         if c == k:
@@ -94,8 +97,8 @@ def _backward(model, data, F, k, last, row):
             F_k[a, c] += psi[a] * tau_hat                                          # eq. 15
     for c in range(last + 1, row.shape[0]):
         row[c] = 0.0
-    if model.lam[k] >= 0:
-        P = F[model.lam[k]]
+    if parent >= 0:
+        P = F[parent]
         for c in range(k, last + 1):                  # eta_lambda(k)' += B^T eta_k (eq. 16)
             f0, f1, f2 = F_k[0, c], F_k[1, c], F_k[2, c]
             f3, f4, f5 = F_k[3, c], F_k[4, c], F_k[5, c]
@@ -108,11 +111,11 @@ def _backward(model, data, F, k, last, row):
 
 
 @njit
-def _forward(model, data, F, k, row):
+def _forward(parent, prismatic, p, psi, r, F, k, row):
     """Body k of the forward sweep on columns c >= k (002 eqs. 18-19): row_c = (I^-1)_kc."""
-    c0 = 3 if model.prismatic[k] else 0
-    e0, e1, e2 = data.p[k, c0], data.p[k, c0 + 1], data.p[k, c0 + 2]
-    psi, r, F_k, parent = data.psi[k], data.r[k], F[k], model.lam[k]
+    c0 = 3 if prismatic else 0
+    e0, e1, e2 = p[c0], p[c0 + 1], p[c0 + 2]
+    F_k = F[k]
     for c in range(k, row.shape[0]):
         if parent >= 0:                               # mu_k' = B mu_lambda(k) (eq. 18)
             P = F[parent]

@@ -68,7 +68,7 @@ def joint_torque_regressor(model, data, A, qd, qdd, Y):
     S = np.empty((3, 3))           # S[k] = s_k, the k-th axis of the URDF link frame
     a_c = np.empty(3)
     for j in range(n):
-        twist_and_rate(model, data, j, qd, qdd)
+        twist_and_rate(lam, prismatic, model.g, r, data.p, t, td, j, qd, qdd)
     for i in range(n):
         for col in range(Y.shape[1]):
             Y[i, col] = 0.0
