@@ -149,7 +149,7 @@ def physics_alone(robot, duration: float) -> dict:
                    'torques of the initial pose), garbage collector off as in timeit',
             'simulated_s': done / PHYSICS_RATE, 'wall_s': wall,
             'rtf': done / PHYSICS_RATE / wall, 'steps': done, 'failure': sim.failure,
-            'us_per_step': 1e6 * wall / max(done, 1), 'describe': sim.describe()}
+            'us_per_step': 1e6 * wall / max(done, 1), 'describe': sim.model.describe()}
 
 
 def bare_rk4(robot, duration: float) -> dict:

@@ -108,19 +108,21 @@ from .joint_io import read_joint_state
 from .joint_io import Rejections
 from .joint_io import REQUEST_DEPTH
 from .joint_io import REQUEST_QOS
+from .launch_support import arm_joints
 from .node_main import run_node
 from .parameters import JOINTS
 from .parameters import PASSIVE_PHYSICS
 from .parameters import TRAJECTORY_CONTROLLER
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .ros_time import set_duration
 from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
 from ..gain_ramp import GainRamp
 from ..passive import passive_gains
-from ..simulation import leading_pose
-from ..simulation import PhysicsParameters
+from ..sim_settings import leading_pose
+from ..sim_settings import PhysicsParameters
 from ..torque_limits import check_efforts
 from ..torque_limits import time_scaling
 from ..trajectory import check_execution
@@ -157,12 +159,6 @@ def points_of(msg):
     """Return the points of a JointTrajectory message as TrajectoryPoints."""
     return [TrajectoryPoint(seconds(p.time_from_start), p.positions, p.velocities,
                             p.accelerations) for p in msg.points]
-
-
-def set_duration(msg, value: float):
-    """Set a builtin_interfaces Duration (or Time) to ``value`` >= 0 seconds."""
-    nanoseconds = int(round(max(value, 0.0) * 1e9))
-    msg.sec, msg.nanosec = divmod(nanoseconds, 1_000_000_000)
 
 
 def trajectory_msg(joint_names, points) -> JointTrajectory:
@@ -398,7 +394,7 @@ class TrajectoryController(Node):
         law = ComputedTorque(robot, gains['kp'], gains['kd'], p.friction_compensation,
                              gains['friction_velocity'], p.friction_feedback, p.friction_scale)
         index = {name: i for i, name in enumerate(robot.joint_names)}
-        order = list(p.joints) or robot.joint_names
+        order = list(p.joints) or arm_joints(robot, p.gripper) or robot.joint_names
         self.law = law
         self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
         law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']

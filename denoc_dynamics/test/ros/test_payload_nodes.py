@@ -239,7 +239,7 @@ class Arm:
         common = [Parameter('urdf_path', value=bundled_urdf())]
         self.sim = SimNode(context=context, parameter_overrides=common + [
             Parameter('publish_clock', value=True), Parameter('real_time_factor', value=1.0)])
-        names, velocities = (self.sim.sim.robot.joint_names, self.sim.sim.friction_velocity)
+        names, velocities = (self.sim.sim.robot.joint_names, self.sim.sim.model.friction_velocity)
         self.friction_velocity = velocities
         # the controller compensates the simulated arm's friction model (same physics)
         self.controller = TrajectoryController(context=context, parameter_overrides=common + [
