@@ -19,8 +19,8 @@ leader, still O(n); ``method='cholesky'`` (the reference) solves G^T M G qdd = t
 G^T h(q_b, qd_b) with the composite-body GIM (000 eq. 22) by Cholesky.
 
 The loops allocate nothing: every array lives in the :class:`Buffers` of a
-:class:`Physics`, whose rows are the arrays that :class:`~.sim_model.SimModel`
-shows (``model.damping`` is a row of :attr:`Physics.joint`); the kernels take that one
+:class:`Physics`, whose rows are the arrays that :class:`~.simulation.Simulation`
+shows (``sim.damping`` is a row of :attr:`Physics.joint`); the kernels take that one
 named tuple and read its arrays by name.  Compiled without ``fastmath``: the limits
 are +-inf where the URDF gives none, and a non-finite state must be seen to stop the
 run.

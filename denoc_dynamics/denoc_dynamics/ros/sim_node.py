@@ -328,40 +328,28 @@ class SimNode(Node):
 
     # --- inputs ----------------------------------------------------------------------
     def _on_command(self, msg):
-        if self.commands is None:
-            self.command_rejections.add(Rejected('no model', 'no robot model yet'))
-            return
-        try:
-            tau = self.commands.read(msg)
-        except Rejected as exc:
-            self.command_rejections.add(exc)
-            return
-        try:
-            self.sim.set_command(tau, self.commands.covered)
-        except CommandOutOfRange as exc:
-            self.command_rejections.add(Rejected('out of range', str(exc)))
-            return
-        except ValueError as exc:  # the model changed under this command
-            self.command_rejections.add(Rejected('length', str(exc)))
-            return
-        self.runner.command_arrived()
+        self._take(msg, self.commands, self.command_rejections, 'length',
+                   lambda tau: self.sim.set_command(tau, self.commands.covered))
 
     def _on_joint_command(self, msg):
-        if self.joint_commands is None:
-            self.joint_command_rejections.add(Rejected('no model', 'no robot model yet'))
+        self._take(msg, self.joint_commands, self.joint_command_rejections, 'invalid',
+                   lambda command: self.sim.set_joint_command(*command))
+
+    def _take(self, msg, reader, rejections, invalid, apply):
+        """Read a command with ``reader`` and ``apply`` it; count what is rejected, and why."""
+        if reader is None:
+            rejections.add(Rejected('no model', 'no robot model yet'))
             return
         try:
-            command = self.joint_commands.read(msg)
+            apply(reader.read(msg))
         except Rejected as exc:
-            self.joint_command_rejections.add(exc)
+            rejections.add(exc)
             return
-        try:
-            self.sim.set_joint_command(*command)
         except CommandOutOfRange as exc:
-            self.joint_command_rejections.add(Rejected('out of range', str(exc)))
+            rejections.add(Rejected('out of range', str(exc)))
             return
         except ValueError as exc:  # the model changed under this command
-            self.joint_command_rejections.add(Rejected('invalid', str(exc)))
+            rejections.add(Rejected(invalid, str(exc)))
             return
         self.runner.command_arrived()
 
