@@ -150,6 +150,7 @@ class SimulationRunner:
         sim.drives.feedforward_steps = self.chunk
         self._anchor = None
         self.meter.reset()
+        self._commanded, self._awaiting = False, None   # the loop closes again from here
 
     def step_chunk(self):
         """Advance one publish period; return the snapshot to publish."""

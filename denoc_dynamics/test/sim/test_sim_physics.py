@@ -98,7 +98,7 @@ BEYOND_FULL_EFFORT = {'arm7': 1.015, 'arm7_gripper': 1.55, 'panda': 1.02,
 @pytest.mark.parametrize('direction', ['+', '-', '+-'])
 @pytest.mark.parametrize('name', sorted(BEYOND_FULL_EFFORT))
 def test_saturated_drives_keep_their_velocity_limits(name, direction):
-    """Issue 18 item 3: before, 3 to 12 times <limit velocity> within 0.3 s."""
+    """Saturated drives: before the velocity limit, 3 to 12 times <limit velocity> in 0.3 s."""
     if name not in ARMS:
         pytest.skip('example-robot-data is not installed')
     robot = ARMS[name]
