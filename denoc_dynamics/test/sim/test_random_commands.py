@@ -14,10 +14,11 @@ limit": random commands), checked here with a margin of a few percent.
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import POSITION, VELOCITY
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
+from helpers import NOT_BRAKING
 import numpy as np
 import pytest
-from test_sim_physics import NOT_BRAKING
 
 ARMS = {name: load_urdf(bundled_urdf(name)) for name in ('denoc_arm7', 'denoc_arm7_gripper')}
 
