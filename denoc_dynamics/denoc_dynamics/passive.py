@@ -24,21 +24,6 @@ within :data:`STOP_BOUND` of the limit, so the stop is at least as stiff as
 up to the budget; the stop frequency w stays within :data:`STOP_FREQUENCY_SHARE` of
 ``rate_max`` and its damping within half the spare budget (the friction has the
 other half), so that ``|s| <= rate_max`` either way.
-
-A joint whose drive is off (limp) is not held to its velocity limit: falling under
-gravity it reaches its stop at up to 4.6 v_max on the bundled arms (10 rad/s on
-denoc_arm7's joint2), where the stop above would let it 0.026 rad past.  A stiffer
-spring would stop it, but would also jolt the other joints past their velocity
-limits whenever a driven joint reaches a stop (1.76 v_max with every stop at the
-budget, against 1.013).  So the stop's damper is progressive, as an industrial
-shock absorber's: beyond the limit, a joint faster than its velocity limit v_max
-meets the extra force ``c_impact (|qd| - v_max)`` (zero at and below v_max, so that
-a driven joint's impact is the one above).  It dissipates (its power is
-``-c_impact (|qd| - v_max) |qd| <= 0``), and the whole damping slope there, ``(c +
-c_stop + c_impact) / I``, is within ``rate_max``: c_impact takes the spare budget
-that the stop damping leaves, the friction's share included, the regularized
-friction's slope ``friction / v_eps sech^2(qd / v_eps)`` being nil at speeds beyond
-v_max >> v_eps.
 """
 
 import math
@@ -79,7 +64,6 @@ class PassiveGains(NamedTuple):
     friction_velocity: np.ndarray   # v_eps of the Coulomb friction
     effort_bound: np.ndarray        # the effort that takes the joint from rest past
     #                                 divergence_velocity in one step
-    stop_impact_damping: np.ndarray  # c_impact, the rest of the spare budget
 
 
 def effective_inertia(robot, samples: int = 64, seed: int = 0,
@@ -123,9 +107,7 @@ def passive_gains(robot, params, pose=None) -> PassiveGains:
     return PassiveGains(
         inertia, omega, inertia * omega ** 2, damping,
         np.maximum(params.friction_velocity, joints.friction / (inertia * 0.5 * spare)),
-        inertia * params.divergence_velocity / h,
-        # the impacts faster than v_max: the spare budget that the stop damping leaves
-        inertia * spare - damping)
+        inertia * params.divergence_velocity / h)
 
 
 def stability_warnings(robot, params, inertia) -> List[str]:

@@ -12,9 +12,7 @@ drive's control cycle:
     x    <- RK4, AB4 or semi-implicit Euler on xdot = [qd; FD(q, qd, tau + passive)]
 
 ``passive`` is the URDF's joint physics: viscous damping ``-c qd``, Coulomb friction
-``-f tanh(qd / v_eps)`` and the position limits as one-sided spring-damper stops,
-whose damper is progressive: beyond the limit a joint faster than its velocity limit
-(a limp joint falling, say) meets ``c_impact (|qd| - v_max)`` more (:mod:`.passive`).
+``-f tanh(qd / v_eps)`` and the position limits as one-sided spring-damper stops.
 FD is the core's (:func:`.core.mimic.accelerations`): with mimic joints, the bodies
 move as q_b = G q + b and the sweeps add one solve per mimic joint to hold it to its
 leader, still O(n); ``method='cholesky'`` (the reference) solves G^T M G qdd = tau -
@@ -49,7 +47,7 @@ njit = numba.njit(cache=True, error_model='numpy')
 
 #: Rows of :attr:`Physics.joint`, one column per coordinate.
 (LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION, FRICTION_VELOCITY,
- STOP_STIFFNESS, STOP_DAMPING, KP, KD, MAX_ERROR, STOP_IMPACT_DAMPING) = range(13)
+ STOP_STIFFNESS, STOP_DAMPING, KP, KD, MAX_ERROR) = range(12)
 
 #: Rows of :attr:`Physics.drive`: the servo command (effort feedforward, references,
 #: held gravity and bias forces) and the held effort command of the effort path.
@@ -79,7 +77,7 @@ DRIVE_PASSES = 3
 
 #: Every array of the compiled step, by name: the model (``reals``, ``ints``, the
 #: mimic map included), the joint parameters ``joint`` (rows :data:`LOWER` ..
-#: :data:`STOP_IMPACT_DAMPING`), the drives (``drive``, rows :data:`TAU_CMD` ..
+#: :data:`MAX_ERROR`), the drives (``drive``, rows :data:`TAU_CMD` ..
 #: :data:`EFFORT_CMD`; ``mode``), the state ``x`` = [q; qd], the AB4 ``history`` and
 #: its ``count``, the core's workspace ``data``, the bodies' GIM ``M_b`` and the
 #: Cholesky factor ``L`` of the reference (``cholesky`` True), M^-1 (``M_inv``), the
@@ -94,7 +92,7 @@ class Physics:
     """
     The buffers of :func:`advance` for one robot: parameters, drives, state, workspace.
 
-    ``joint`` (13, n): the rows named by :data:`LOWER` .. :data:`STOP_IMPACT_DAMPING`; ``drive``
+    ``joint`` (12, n): the rows named by :data:`LOWER` .. :data:`MAX_ERROR`; ``drive``
     (5, n): :data:`TAU_CMD` .. :data:`EFFORT_CMD`; ``mode`` (n,) the drive modes;
     ``x`` = [q; qd]; ``history`` (4, 2n) with ``count`` the AB4 derivatives kept.
     """
@@ -111,7 +109,7 @@ class Physics:
         n, nb = robot.n, robot.n_bodies
         self.reals, self.ints = robot.model.reals, robot.model.ints
         self.cholesky = robot.fd_algorithms[method] == FORWARD_DYNAMICS_CHOLESKY
-        self.joint = np.zeros((13, n))
+        self.joint = np.zeros((12, n))
         self.drive = np.zeros((5, n))
         self.mode = np.zeros(n, dtype=np.int64)
         self.x = np.zeros(2 * n)
@@ -270,21 +268,13 @@ def drive_efforts(joint, drive, mode, servo, q, qd, h, tau):
 
 @njit
 def passive_torques(joint, q, qd, out):
-    """
-    Set out to damping + smooth Coulomb friction + limit-stop efforts at (q, qd).
-
-    Beyond a limit: the stop's spring and damper, and the impact damping
-    ``c_impact (|qd| - v_max)`` on a joint faster than its velocity limit.
-    """
+    """Set out to damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
     for i in range(q.shape[0]):
         out[i] = -(joint[DAMPING, i] * qd[i]
                    + joint[FRICTION, i] * math.tanh(qd[i] / joint[FRICTION_VELOCITY, i]))
         pen = q[i] - max(min(q[i], joint[UPPER, i]), joint[LOWER, i])   # beyond a limit
         if pen != 0.0:
             stop = -joint[STOP_STIFFNESS, i] * pen - joint[STOP_DAMPING, i] * qd[i]
-            fast = abs(qd[i]) - joint[VELOCITY_LIMIT, i]
-            if fast > 0.0:
-                stop -= math.copysign(joint[STOP_IMPACT_DAMPING, i] * fast, qd[i])
             # one-sided: the stop pushes out of the limit, never pulls into it
             out[i] += max(stop, 0.0) if pen < 0.0 else min(stop, 0.0)
 

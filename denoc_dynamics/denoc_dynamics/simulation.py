@@ -230,7 +230,7 @@ class Simulation:
         # The parameters are rows of the physics' table: what is set here is what runs.
         (self.lower, self.upper, self.velocity_limit, self.effort_limit, self.damping,
          self.friction, self.friction_velocity, self.stop_stiffness, self.stop_damping,
-         self.kp, self.kd, self._servo_max_error, self.stop_impact_damping) = self._physics.joint
+         self.kp, self.kd, self._servo_max_error) = self._physics.joint
         self.q0 = self._vector(initial_positions, 'initial_positions')
         self.qd0 = self._vector(initial_velocities, 'initial_velocities')
         # the chain already holds +-inf where there is no limit (continuous joints too)
@@ -248,7 +248,6 @@ class Simulation:
         gains = passive_gains(robot, params, self.q0)
         self.inertia, self.stop_omega = gains.inertia, gains.stop_omega
         self.stop_stiffness[:], self.stop_damping[:] = gains.stop_stiffness, gains.stop_damping
-        self.stop_impact_damping[:] = gains.stop_impact_damping
         self.friction_velocity[:] = gains.friction_velocity
         self.effort_bound = gains.effort_bound
 
