@@ -319,9 +319,16 @@ def _latency(s):
                f'{s["unanswered"]} without an answer (the node subscribes with sensor-data '
                'QoS: best effort, depth 5).')
     out.append('')
-    out.append(_table(['p50 [ms]', 'p90 [ms]', 'p99 [ms]', 'max [ms]', 'mean [ms]'],
-                      [[_f(lat['p50']), _f(lat['p90']), _f(lat['p99']), _f(lat['max']),
-                        _f(lat['mean'])]]))
+    rows = [['500 Hz', s['unanswered'], _f(lat['p50']), _f(lat['p90']), _f(lat['p99']),
+             _f(lat['max']), _f(lat['mean'])]]
+    observed = s.get('observer') or {}
+    if observed.get('available'):
+        o = observed['latency_ms']
+        rows.append([f'{observed["rate_hz"]:g} Hz, momentum observer on',
+                     observed['unanswered'], _f(o['p50']), _f(o['p90']), _f(o['p99']),
+                     _f(o['max']), _f(o['mean'])])
+    out.append(_table(['run', 'unanswered', 'p50 [ms]', 'p90 [ms]', 'p99 [ms]', 'max [ms]',
+                       'mean [ms]'], rows))
     return '\n'.join(out)
 
 

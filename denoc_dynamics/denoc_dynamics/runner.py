@@ -75,6 +75,16 @@ class SimulationRunner:
     published once a publish period.  ``on_failure(message)`` is called once when the
     simulation fails.  Commands, pause and reset come between two ticks, in the
     thread that ticks (the sim node's executor): nothing here is shared between threads.
+
+    **Lockstep** (``lockstep_timeout`` > 0): a controller that answers every published
+    state with one command is put in the simulator's loop, as gz_ros2_control and
+    mujoco_ros2_control run their controller manager inside the step.  After a chunk is
+    published, the next one waits until :meth:`command_arrived` says the command for it
+    came (or ``lockstep_timeout`` wall seconds passed: counted in ``lockstep_misses``).
+    Under load the control then never acts a period late; the real-time factor drops
+    instead.  It waits only while commands are coming: a chunk after which no command
+    came runs the next one free, so a controller that stops or was never started costs
+    one timeout, not the pace.
     """
 
     #: Fall this far behind (wall seconds) and the pacing restarts from now.
@@ -84,12 +94,15 @@ class SimulationRunner:
                  real_time_factor: float = 1.0,
                  on_publish: Optional[Callable] = None,
                  clock: Callable[[], float] = time.monotonic,
-                 on_failure: Optional[Callable] = None):
+                 on_failure: Optional[Callable] = None,
+                 lockstep_timeout: Optional[float] = None):
         """Prepare to run ``sim``; nothing happens until :meth:`tick` or :meth:`run`."""
         if not publish_rate > 0.0:
             raise ValueError(f'publish_rate must be > 0, got {publish_rate!r}')
         if not real_time_factor >= 0.0:
             raise ValueError(f'real_time_factor must be >= 0, got {real_time_factor!r}')
+        if lockstep_timeout is not None and not lockstep_timeout > 0.0:
+            raise ValueError(f'lockstep_timeout must be > 0, got {lockstep_timeout!r}')
         self.sim = sim
         self.publish_rate = publish_rate
         self.real_time_factor = real_time_factor
@@ -103,6 +116,25 @@ class SimulationRunner:
         self._was_frozen = True
         self._next_frozen = -math.inf
         self._reported = None
+        self.lockstep_timeout = lockstep_timeout
+        self.lockstep_misses = 0
+        self._commanded = False      # a command came since the last chunk was published
+        self._awaiting = None        # wall time since which the next chunk waits for one
+
+    def command_arrived(self):
+        """Say that a command came (lockstep: the chunk waiting for it may run)."""
+        self._commanded = True
+        self._awaiting = None
+
+    def _in_lockstep(self, now) -> bool:
+        """Return True while the next chunk waits for its command (lockstep only)."""
+        if self._awaiting is None:
+            return False
+        if now - self._awaiting < self.lockstep_timeout:
+            return True
+        self.lockstep_misses += 1
+        self._awaiting = None
+        return False
 
     @property
     def period(self) -> float:
@@ -118,6 +150,7 @@ class SimulationRunner:
         sim.feedforward_steps = self.chunk
         self._anchor = None
         self.meter.reset()
+        self._commanded, self._awaiting = False, None   # the loop closes again from here
 
     def step_chunk(self):
         """Advance one publish period; return the snapshot to publish."""
@@ -161,7 +194,7 @@ class SimulationRunner:
             # time.  Several chunks a tick put a computed-torque loop through the
             # executor 3 to 4 periods late: beyond its margin, the arm then swung
             # against its velocity limits for the whole run.
-            if not self.finished(duration):
+            if not self.finished(duration) and not self._in_lockstep(now):
                 self._chunk()
             return 0.0
         if self._anchor is None:
@@ -179,7 +212,8 @@ class SimulationRunner:
         # process three periods late and cost its stability margin
         # (test_ros_trajectory_controller.py on a loaded machine).  To catch up, tick
         # more often than once a chunk (the sim node ticks twice).
-        if sim.t + chunk_time <= due + 0.5 * sim.h and not self.finished(duration):
+        if (sim.t + chunk_time <= due + 0.5 * sim.h and not self.finished(duration)
+                and not self._in_lockstep(now)):
             self._chunk()
             sim = self.sim
         s0, w0 = self._anchor
@@ -192,6 +226,10 @@ class SimulationRunner:
         frozen = sim.paused or sim.failure is not None
         if not frozen:
             self.meter.update(sim.t, self.clock())
+            if self.lockstep_timeout is not None:
+                # the next chunk waits for its command if the controller is in the loop
+                self._awaiting = self.clock() if self._commanded else None
+                self._commanded = False
         if snapshot is not None and self.on_publish is not None:
             self.on_publish(snapshot)
         failure = sim.failure

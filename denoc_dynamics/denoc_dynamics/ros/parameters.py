@@ -332,6 +332,14 @@ SIM_NODE = ParameterTable(
           'simulated seconds per wall second; 0: as fast as possible', ge=0.0),
     param('publish_clock', BOOL, False,
           'publish the simulated time on /clock (and stamp joint_states with it)'),
+    param('lockstep', BOOL, False,
+          'simulate the next publish period only once a command (effort_commands or '
+          'the joint commands) answered the last joint state: a controller in the '
+          "simulator's loop, never a period late under load (the real-time factor "
+          'drops instead)'),
+    param('lockstep_timeout', DOUBLE, 0.1,
+          'lockstep: wall seconds to wait for the command before simulating on without '
+          'it (counted)', gt=0.0),
     Param('start_mode', STRING, START_MODE), INITIAL_POSITIONS,
     param('joint_commands_topic', STRING, 'robot_joint_commands',
           'JointState commands (topic_based_ros2_control JointStateTopicSystem)'),

@@ -45,6 +45,12 @@ Subscribes
   ``joints`` parameter covers (all, by default).
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
+  With ``lockstep`` true, a controller that answers every joint state with one command
+  (either topic) is in the simulator's loop, as a controller manager inside the step
+  of gz_ros2_control or mujoco_ros2_control: the next publish period is simulated only
+  once the command for the last one came (or ``lockstep_timeout`` seconds of wall time
+  passed), so under load the control is never a period late and the real-time factor
+  drops instead (:class:`~denoc_dynamics.runner.SimulationRunner`).
 
 Publishes
   ``joint_states`` (sensor_msgs/JointState) at ``publish_rate``: position, velocity and
@@ -231,8 +237,10 @@ class SimNode(Node):
         self._mimic = np.flatnonzero(robot.mimic_map.leader >= 0)   # in mimic's order
         self._js_msg = JointState(name=robot.joint_names + list(mimic))
         if self.runner is None:
-            self.runner = SimulationRunner(sim, params.publish_rate, params.real_time_factor,
-                                           self._publish, on_failure=self._on_failure)
+            self.runner = SimulationRunner(
+                sim, params.publish_rate, params.real_time_factor, self._publish,
+                on_failure=self._on_failure,
+                lockstep_timeout=params.lockstep_timeout if params.lockstep else None)
             # The physics clock: wall time, never /clock (which this node publishes).
             # Two ticks a chunk: on pace every other one has nothing due; behind, the
             # runner catches up one chunk a tick, at twice the pace, with the commands
@@ -381,8 +389,11 @@ class SimNode(Node):
             self.sim.set_command(tau, self.commands.covered)
         except CommandOutOfRange as exc:
             self.command_rejections.add(Rejected('out of range', str(exc)))
+            return
         except ValueError as exc:  # the model changed under this command
             self.command_rejections.add(Rejected('length', str(exc)))
+            return
+        self.runner.command_arrived()
 
     def _on_joint_command(self, msg):
         if self.joint_commands is None:
@@ -397,8 +408,11 @@ class SimNode(Node):
             self.sim.set_joint_command(*command)
         except CommandOutOfRange as exc:
             self.joint_command_rejections.add(Rejected('out of range', str(exc)))
+            return
         except ValueError as exc:  # the model changed under this command
             self.joint_command_rejections.add(Rejected('invalid', str(exc)))
+            return
+        self.runner.command_arrived()
 
     def _reset(self, request, response):
         if self.sim is None:
@@ -483,6 +497,9 @@ class SimNode(Node):
         report.add('simulated time [s]', t)
         report.add('mode', mode)
         report.add('effort_mode', sim.params.effort_mode)
+        if self.params.lockstep:
+            report.add('lockstep: periods simulated without their command',
+                       self.runner.lockstep_misses)
         report.summary(OK, f'{mode}, real-time factor {rtf:.2f}')
         if mode == 'failed':
             report.summary(ERROR, f'diverged: {sim.failure}; call ~/reset')

@@ -31,8 +31,8 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.sample_urdfs import hand_robot
 from helpers import assert_close, pin
 import numpy as np
+from pin_oracle import get_tree, LOADED
 import pytest
-from test_pinocchio import get_tree, LOADED
 
 REFERENCES = ('local', 'local_world_aligned', 'world')
 TOL = 1e-12

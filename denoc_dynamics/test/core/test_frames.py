@@ -30,8 +30,8 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.sample_urdfs import hand_robot
 from helpers import pin
 import numpy as np
+from pin_oracle import get_tree, LOADED
 import pytest
-from test_pinocchio import get_tree, LOADED
 
 TOL = 1e-12
 

@@ -31,8 +31,8 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.sample_urdfs import hand_robot
 from helpers import pin
 import numpy as np
+from pin_oracle import get_tree, LOADED
 import pytest
-from test_pinocchio import get_tree, LOADED
 
 #: Lambda may lose this many ulps times cond(J M^-1 J^T) cond(M) (both sides invert).
 COND_EPS = 10.0

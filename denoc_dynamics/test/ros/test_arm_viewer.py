@@ -14,10 +14,11 @@ forward kinematics (an independent implementation), and the input handling.
 import math
 import os
 import re
-import shutil
 import threading
 import time
 
+from browser import browser  # noqa: F401 (the chromium fixture)
+from browser import Page, PAGE_TIMEOUT, REQUIRES_VISER, viewer_url
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.resources import example_robot_data_dir
@@ -38,26 +39,7 @@ from ros_helpers import wait_for
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-pytestmark = pytest.mark.ros
-
-try:
-    import viser  # noqa: F401
-    VISER_MISSING = None
-except ImportError as exc:
-    VISER_MISSING = f'arm_viewer needs viser (make venv installs it): {exc}'
-
-
-@pytest.fixture(autouse=True)
-def _viser_installed():
-    """Skip each test without viser; a module-level skip would end the collection."""
-    if VISER_MISSING:
-        pytest.skip(VISER_MISSING)
-
-
-URL = re.compile(r'open (http://localhost:\d+) in a browser')
-
-#: How long the page may take to load and draw on a loaded machine [s].
-PAGE_TIMEOUT = 90.0
+pytestmark = [pytest.mark.ros, REQUIRES_VISER]
 
 
 def chain_urdf(seed=3, n=5):
@@ -614,77 +596,6 @@ def test_meshes_below_urdf_path_and_mesh_directories_are_drawn(tmp_path):
 
 
 # --- in a real browser -------------------------------------------------------------
-def _unavailable(reason):
-    if os.environ.get('CI', '').lower() == 'true':
-        pytest.fail(f'the browser test must run in CI: {reason}')
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope='module')
-def browser():
-    path = shutil.which('chromium') or shutil.which('chromium-browser')
-    if path is None:
-        _unavailable("no chromium: `make test` installs Debian's chromium when it runs as "
-                     'root; otherwise: sudo apt-get install chromium')
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        _unavailable(f'playwright is not installed ({exc}): run make venv')
-    # WebGL on the CPU (no GPU here); root needs --no-sandbox
-    args = ['--use-angle=swiftshader', '--enable-unsafe-swiftshader']
-    if os.geteuid() == 0:
-        args.append('--no-sandbox')
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=path, args=args,
-                                              timeout=PAGE_TIMEOUT * 1000)
-        yield chromium
-        chromium.close()
-
-
-class Page:
-    """A page of the viewer in chromium, collecting console errors."""
-
-    def __init__(self, browser, url, shots):
-        """Open ``url``; screenshots are also saved under ``shots`` (a folder)."""
-        self.errors = []
-        self.shots = shots
-        self.count = 0
-        self.page = browser.new_page(viewport={'width': 800, 'height': 600})
-        self.page.set_default_timeout(PAGE_TIMEOUT * 1000)
-        self.page.on('console', self._on_console)
-        self.page.on('pageerror', lambda exc: self.errors.append(f'page error: {exc}'))
-        self.page.goto(url)
-        self.page.wait_for_selector('canvas')
-
-    def _on_console(self, message):
-        if message.type == 'error':
-            self.errors.append(f'console error: {message.text}')
-
-    def wait_for_text(self, text):
-        """Wait until the page shows ``text`` (e.g. in the robot's info panel)."""
-        self.page.wait_for_function('text => document.body.innerText.includes(text)',
-                                    arg=text)
-
-    def screenshot(self, label):
-        """
-        Return a screenshot as an (h, w, 3) int array, and save it as label.png.
-
-        The control panel's live plots are masked (one magenta box each): their time
-        axis moves with the clock, the arm still or not, and their coloured lines are
-        not the robot.
-        """
-        from PIL import Image
-        self.count += 1
-        path = os.path.join(self.shots, f'{self.count:02d}-{label}.png')
-        self.page.screenshot(path=path, mask=[self.page.locator('.uplot-container, .uplot')],
-                             mask_color='#ff00ff')
-        return np.asarray(Image.open(path).convert('RGB'), dtype=int)
-
-    def close(self):
-        """Close the page."""
-        self.page.close()
-
-
 def changed_pixels(a, b):
     """Return how many pixels differ between two screenshots."""
     return int(np.count_nonzero(np.any(a != b, axis=-1)))
@@ -727,16 +638,7 @@ class JointStatePublisher:
         self._thread.join()
 
 
-def viewer_url(proc):
-    """Wait for the URL the process logs and return it."""
-    assert wait_for(lambda: URL.search(proc.output()) or not proc.alive(),
-                    timeout=PAGE_TIMEOUT), proc.describe()
-    match = URL.search(proc.output())
-    assert match, proc.describe()
-    return match.group(1)
-
-
-def test_page_shows_the_robot_of_the_topic_and_moves_it(browser, tmp_path):
+def test_page_shows_the_robot_of_the_topic_and_moves_it(browser, tmp_path):  # noqa: F811
     """Any robot: a random chain without geometry, from the robot_description topic."""
     urdf = chain_urdf(seed=11, n=6)
     robot = load_urdf(urdf)
@@ -781,7 +683,7 @@ def test_page_shows_the_robot_of_the_topic_and_moves_it(browser, tmp_path):
         proc.stop()
 
 
-def test_make_run_serves_the_moving_arm_and_stops_cleanly(browser, tmp_path):
+def test_make_run_serves_the_moving_arm_and_stops_cleanly(browser, tmp_path):  # noqa: F811
     """denoc_sim_arm (make run) with its viewer: the demo moves the bundled arm."""
     proc = NodeProcess('denoc_sim_arm', ['--viewer-port', '0'])
     page = None

@@ -3,10 +3,21 @@ The control panel of arm_viewer: in process against the real nodes, and in chrom
 
 In process, the viewer runs beside a real sim_node (and a second one in another
 namespace, which the panel must never touch), spun by an executor in a thread; the
-panel's handlers are called as the browser's clicks call them.  The interfaces
-still missing from this build are covered by their absence (the control hidden,
-with its hint) and by test doubles: a listener on ``~/link_wrench``, a publisher of
-``~/ft/<joint>``, a GripperCommand action server, a SetPayload-shaped request type.
+panel's handlers are called as the browser's clicks call them.  Each control is
+checked against the real interface it drives and what the robot then does:
+
+* the drag handle against sim_node's ``~/link_wrench``: the held arm's drives answer
+  the spring force f with -J^T f, and dynamics_node's ``~/external_torques``, in the
+  panel's plot, estimate J^T f;
+* the arrows against sim_node's ``~/ft/flange_joint`` and dynamics_node's
+  ``~/external_wrench``;
+* the gripper buttons against gripper_controller's GripperCommand action on the
+  simulated gripper arm: the finger goes to the width;
+* the payload panel against ``~/set_payload`` of sim_node and dynamics_node.
+
+Where an interface is absent, the control is hidden behind its hint; test doubles
+remain only for what the tests must control exactly (a listener that records the
+drag's messages, a publisher of one reading, an action server that records goals).
 
 In chromium (as test_arm_viewer.py), ``denoc_sim_arm`` (``make run``) with its page:
 the labelled controls, Pause, Step, Reset, the joint2 slider, the plots, Save PNG,
@@ -20,8 +31,13 @@ import threading
 import time
 from types import SimpleNamespace
 
+from browser import browser  # noqa: F401 (the chromium fixture)
+from browser import Page, PAGE_TIMEOUT, REQUIRES_VISER, viewer_url
+from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.arm_viewer import ArmViewer
+from denoc_dynamics.ros.dynamics_node import DynamicsNode
+from denoc_dynamics.ros.gripper_controller import GripperController
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics.ros.viewer_feel import tip_link
 from denoc_dynamics.ros.viewer_links import Names
@@ -39,13 +55,8 @@ from ros_helpers import RosClient
 from ros_helpers import wait_for
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from test_arm_viewer import _viser_installed  # noqa: F401 (autouse: skip without viser)
-from test_arm_viewer import browser  # noqa: F401 (the chromium fixture)
-from test_arm_viewer import Page
-from test_arm_viewer import PAGE_TIMEOUT
-from test_arm_viewer import viewer_url
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, REQUIRES_VISER]
 
 
 def _simulation_interfaces():
@@ -142,8 +153,13 @@ def test_the_handle_goes_on_the_tip_or_where_the_fingers_branch():
 class Rig:
     """A viewer in ``/arm`` beside sim nodes in ``/arm`` and ``/other``, spun in a thread."""
 
-    def __init__(self, urdf=ARM, sims=True, viewer_params=None, sim_params=None):
-        """Create the nodes in a context of their own and start spinning."""
+    def __init__(self, urdf=ARM, sims=True, viewer_params=None, sim_params=None, more=()):
+        """
+        Create the nodes in a context of their own and start spinning.
+
+        ``more``: (node class, parameters) of further nodes in ``/arm`` (the dynamics
+        node, the gripper controller), given the URDF.
+        """
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.nodes = []
@@ -159,6 +175,9 @@ class Rig:
                     params += [Parameter(k, value=v) for k, v in (sim_params or {}).items()]
                     self.sims[ns] = self._add(SimNode(
                         namespace=ns, context=self.context, parameter_overrides=params))
+            for cls, extra in more:
+                self._add(cls(namespace='/arm', context=self.context, parameter_overrides=(
+                    common + [Parameter(k, value=v) for k, v in extra.items()])))
             params = common + [Parameter('port', value=0)]
             params += [Parameter(k, value=v) for k, v in (viewer_params or {}).items()]
             self.viewer = self._add(ArmViewer(namespace='/arm', context=self.context,
@@ -436,6 +455,147 @@ def test_the_viewer_refuses_an_absolute_simulator_name():
                 Parameter('sim_node', value='/another_robot/sim_node')])
     finally:
         rclpy.try_shutdown(context=context)
+
+
+# --- against the real interfaces ------------------------------------------------------
+def settled_effort(sim, period=0.3, timeout=10.0):
+    """Return the sim's joint torques once they changed less than 1e-3 N m over ``period``."""
+    deadline = time.monotonic() + timeout
+    previous = np.array(sim.sim.joint_torque, dtype=float)
+    while time.monotonic() < deadline:
+        time.sleep(period)
+        now = np.array(sim.sim.joint_torque, dtype=float)
+        if np.abs(now - previous).max() < 1e-3:
+            return now
+        previous = now
+    raise AssertionError(f'the efforts did not settle: {previous} -> {now}')
+
+
+def test_the_drag_pushes_the_simulated_arm_and_the_estimate_in_the_plot_feels_it():
+    """
+    The panel's drag through sim_node and dynamics_node, and back into the panel.
+
+    The arm holds its pose by position servos (a JointState command): once settled, its
+    drives read tau_J = g(q) - J^T f (statics), f the drag's spring force (base frame, at
+    the tip link's origin, as the sim holds it: the link-frame force of the panel's last
+    message turned with the link), g and J from the core at the simulated pose.
+    dynamics_node's momentum observer, on the sim's joint states, estimates J^T f, which
+    the panel's 'External torques' plot shows.
+    """
+    rig = Rig(more=[(DynamicsNode, {'estimate_external_torques': True,
+                                    'use_sim_time': True})])
+    try:
+        arm, feel, plots = rig.sims['/arm'], rig.viewer.feel, rig.viewer.plots
+        assert wait_for(lambda: (rig.graph_read(), feel.available)[1], timeout=20.0)
+        hold = rig.client.create_publisher(JointState, '/arm/robot_joint_commands', 10)
+        hold.publish(JointState(name=arm.sim.robot.joint_names, position=INITIAL))
+        assert wait_for(lambda: arm.sim.mode != 'hold', timeout=10.0)
+        assert wait_for(lambda: len(plots.traces['external'].samples) > 5, timeout=20.0)
+        before = settled_effort(arm)
+        assert np.abs(before).max() > 1.0         # the servos carry the arm's weight
+        robot = load_urdf(ARM)
+        np.testing.assert_allclose(before, robot.gravity_torques(arm.sim.q), atol=1e-3)
+        listener = WrenchListener(rig.client, '/arm/sim_node/link_wrench')
+        T = rig.viewer.link_pose(feel.link)
+        feel.server.get_clients = lambda: {1: object()}   # a browser is watching
+        drag(feel, 'start', T[:3, 3])
+        drag(feel, 'update', T[:3, 3] + np.array([0.0, 0.05, 0.04]))
+        assert wait_for(lambda: arm.sim.loads.topic is not None, timeout=10.0)
+        assert arm.sim.loads.topic[0] == feel.link
+        held = settled_effort(arm)
+        q = arm.sim.q.copy()
+        f = robot.frame_placement(q, feel.link)[:3, :3] @ listener.force()
+        assert np.linalg.norm(f) > 5.0
+        J = robot.frame_jacobian(q, feel.link)[:3]
+        np.testing.assert_allclose(held, robot.gravity_torques(q) - J.T @ f,
+                                   atol=0.01 * np.abs(J.T @ f).max())
+        # the observer's estimate, as the panel plots it
+        trace = plots.traces['external']
+
+        def estimate():
+            return np.array(trace.samples[-1][1], dtype=float)[:robot.n]
+        assert wait_for(lambda: np.abs(estimate() - J.T @ f).max()
+                        < 0.05 * np.abs(J.T @ f).max(), timeout=10.0), (estimate(), J.T @ f)
+        # and the external wrench's arrow is drawn (the estimate's colour)
+        assert wait_for(lambda: (rig.graph_read(), '/arm/dynamics_node/external_wrench'
+                                 in feel.readings)[1], timeout=20.0), list(feel.readings)
+        drag(feel, 'end', T[:3, 3])
+        assert wait_for(lambda: arm.sim.loads.topic is None or not np.any(
+            arm.sim.loads.topic[4]), timeout=10.0)
+        np.testing.assert_allclose(settled_effort(arm), before, atol=0.05)
+    finally:
+        rig.close()
+
+
+def test_the_arrows_show_the_simulated_force_torque_sensor():
+    rig = Rig(sim_params={'ft_sensors': ['flange_joint']})
+    try:
+        feel, topic = rig.viewer.feel, '/arm/sim_node/ft/flange_joint'
+        assert wait_for(lambda: (rig.graph_read(), topic in feel.readings)[1],
+                        timeout=20.0), list(feel.readings)
+        _, msg, _ = feel.readings[topic]
+        assert msg.header.frame_id == 'flange'    # the sensor joint's child link
+        points, colours = feel.arrow_points()
+        T = rig.viewer.link_pose('flange')
+        scale = rig.viewer.panel_settings['arrow_scale']
+        force = np.array([msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z])
+        # at rest the sensor carries the weight beyond it: a force down in the base frame
+        assert (T[:3, :3] @ force)[2] < -1.0
+        drawn = [p for p in points if np.allclose(p[0], T[:3, 3], atol=1e-9)]
+        assert any(np.allclose(p[1] - p[0], scale * T[:3, :3] @ force, atol=1e-3 * scale
+                               * np.linalg.norm(force)) for p in drawn), points
+    finally:
+        rig.close()
+
+
+def test_the_payload_panel_sets_the_payload_of_the_sim_and_the_dynamics_node():
+    rig = Rig(more=[(DynamicsNode, {})])
+    try:
+        panel, arm = rig.panel, rig.sims['/arm']
+        dynamics = [n for n in rig.nodes if isinstance(n, DynamicsNode)][0]
+        assert wait_for(lambda: (rig.graph_read(), panel.payload.available)[1],
+                        timeout=20.0), panel.payload.hint.content
+        panel.payload_link._impl.value = 'flange'
+        panel.mass.value = 1.5
+        panel.com.value = (0.0, 0.0, 0.05)
+        panel.transition.value = 0.0
+        panel._set_payload()
+        assert wait_for(lambda: panel.payload_result.content.count('ok') >= 2,
+                        timeout=10.0), panel.payload_result.content
+        for node in (arm, dynamics):
+            assert node.payload.current.link == 'flange'
+            assert node.payload.current.mass == pytest.approx(1.5)
+            np.testing.assert_allclose(node.payload.current.com, [0.0, 0.0, 0.05])
+        # the other arm's simulator is not touched
+        assert rig.sims['/other'].payload.current.mass == 0.0
+        panel.mass.value = -1.0                    # refused by the nodes, with the reason
+        panel._set_payload()
+        assert wait_for(lambda: 'refused' in panel.payload_result.content, timeout=10.0)
+        assert arm.payload.current.mass == pytest.approx(1.5)
+    finally:
+        rig.close()
+
+
+@pytest.mark.ros2_msgs
+def test_the_gripper_buttons_drive_the_gripper_controller_of_the_simulated_arm(ros2_msgs):
+    rig = Rig(urdf=GRIPPER_ARM, sim_params={'real_time_factor': 2.0},
+              more=[(GripperController, {})])
+    try:
+        panel, arm = rig.panel, rig.sims['/arm']
+        finger = arm.sim.robot.joint_names.index(panel.finger[0])
+        assert wait_for(lambda: (rig.graph_read(), panel.gripper.available)[1],
+                        timeout=20.0), panel.gripper.hint.content
+        panel._grip(panel.finger[2])              # Open
+        assert wait_for(lambda: 'reached' in panel.gripper_result.content
+                        or 'stalled' in panel.gripper_result.content, timeout=30.0), \
+            panel.gripper_result.content
+        assert arm.sim.q[finger] == pytest.approx(panel.finger[2], abs=2e-3)
+        panel.width._impl.value = 0.012
+        panel._on_width(SimpleNamespace(client=object()))
+        assert wait_for(lambda: abs(arm.sim.q[finger] - 0.012) < 2e-3, timeout=30.0), \
+            arm.sim.q[finger]
+    finally:
+        rig.close()
 
 
 # --- in chromium ------------------------------------------------------------------

@@ -15,9 +15,9 @@ from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import POSITION, VELOCITY
 from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from helpers import NOT_BRAKING
 import numpy as np
 import pytest
-from test_sim_physics import NOT_BRAKING
 
 ARMS = {name: load_urdf(bundled_urdf(name)) for name in ('denoc_arm7', 'denoc_arm7_gripper')}
 

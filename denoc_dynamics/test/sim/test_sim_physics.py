@@ -16,6 +16,7 @@ from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf, example_robot_data_dir
 from denoc_dynamics.servo import POSITION, VELOCITY
 from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from helpers import NOT_BRAKING
 import numpy as np
 import pytest
 
@@ -92,13 +93,10 @@ def test_the_arm_with_a_mimic_gripper_simulates():
     assert sim.failure is None and np.abs(sim.q - _middle(robot)).max() > 0.05
 
 
-#: The excess over v_max that the drives' velocity limit leaves (docs/bad-input.md):
-#: a joint whose drive is not braking with its full effort stays within
-#: :data:`NOT_BRAKING` (1.3 % measured on denoc_arm7: a hard stop engaging within the
-#: step); where it is, the rest is the coupling or gravity beyond that effort, at most
-#: this (measured: the gripper arm's joint5 at its first step from rest, 12 N m against
-#: seven drives at full effort, 1.50 v_max; 1.013 on the others).
-NOT_BRAKING = 1.015
+#: Where a drive brakes with its full effort, the excess over v_max is the coupling or
+#: gravity beyond that effort, at most this (measured: the gripper arm's joint5 at its
+#: first step from rest, 12 N m against seven drives at full effort, 1.50 v_max; 1.013
+#: on the others).  Elsewhere :data:`helpers.NOT_BRAKING` holds.
 BEYOND_FULL_EFFORT = {'arm7': 1.015, 'arm7_gripper': 1.55, 'panda': 1.02,
                       'panda_with_fingers': 1.02}
 
@@ -106,7 +104,7 @@ BEYOND_FULL_EFFORT = {'arm7': 1.015, 'arm7_gripper': 1.55, 'panda': 1.02,
 @pytest.mark.parametrize('direction', ['+', '-', '+-'])
 @pytest.mark.parametrize('name', sorted(BEYOND_FULL_EFFORT))
 def test_saturated_drives_keep_their_velocity_limits(name, direction):
-    """Issue 18 item 3: before, 3 to 12 times <limit velocity> within 0.3 s."""
+    """Saturated drives: before the velocity limit, 3 to 12 times <limit velocity> in 0.3 s."""
     if name not in ARMS:
         pytest.skip('example-robot-data is not installed')
     robot = ARMS[name]

@@ -246,7 +246,7 @@ def test_invalid_value_raises_value_error_naming_joint_or_link_and_field(xml, ma
 
 
 def test_negative_damping_was_read_before():
-    """Issue 9 item 3: the values now refused are the ones that loaded silently."""
+    """The values now refused are the ones that once loaded silently."""
     ok = load_urdf(robot(link('a'), joint('j1', 'base', 'a',
                                           extra='<dynamics damping="0.5" friction="0.2"/>')))
     assert ok.chain.damping[0] == 0.5 and ok.chain.friction[0] == 0.2
