@@ -44,8 +44,9 @@ def start(layout, prefix):
     if layout == 'denoc_sim_arm':
         return [NodeProcess('denoc_sim_arm', ['--no-viewer', '--ros-args', '-p',
                                               'status_period:=0.0'] + ns)]
-    sim = NodeProcess('sim_node', ros_args(urdf_path=bundled_urdf(), initial_positions=POSE.tolist(),
-                                           status_period=0.0, publish_clock=True) + ns)
+    sim = NodeProcess('sim_node', ros_args(
+        urdf_path=bundled_urdf(), initial_positions=POSE.tolist(), status_period=0.0,
+        publish_clock=True) + ns)
     controller = NodeProcess('trajectory_controller', ros_args(
         urdf_path=bundled_urdf(), use_sim_time=True, simulated_friction=True,
         initial_positions=POSE.tolist()) + ns + ['-r', 'joint_states:=robot_joint_states'])
