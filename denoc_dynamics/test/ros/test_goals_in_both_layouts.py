@@ -6,6 +6,7 @@ controller on ``use_sim_time``, reading the sim's own ``robot_joint_states``, wi
 the simulated friction), as ``sim_arm.launch.py use_sim_time:=true`` starts them.
 ``denoc_sim_arm``: the single process (sim_arm_main), whose controller gets the
 sim's states and clock in-process.  Each layout is started once for the module.
+(test_ros_goal_lifecycle.py and test_action_burst.py check the launch layout alone.)
 
 In each: goals whose interpolation leaves the limits (the quintic swing, the cubic
 overshoot, the jump of a first point at t = 0, the late start) are aborted,
