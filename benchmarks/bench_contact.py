@@ -50,7 +50,8 @@ def physics(seconds=3.0):
     from denoc_dynamics import load_urdf
     from denoc_dynamics.resources import bundled_urdf
     from denoc_dynamics.servo import POSITION
-    from denoc_dynamics.simulation import PhysicsParameters, Simulation
+    from denoc_dynamics.sim_settings import PhysicsParameters
+    from denoc_dynamics.simulation import Simulation
     robot = load_urdf(bundled_urdf())
     q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.2, 0.0])
     sim = Simulation(robot, PhysicsParameters(), initial_positions=q0, start_mode='running')

@@ -88,11 +88,11 @@ class DemoController:
 def simulation_api(robot, duration: float) -> dict:
     """Run the ROS-free Simulation/SimulationRunner as fast as possible; return the RTF."""
     try:
-        from denoc_dynamics import simulation
+        from denoc_dynamics import sim_settings, simulation
     except ImportError as exc:
         return {'available': False, 'reason': f'denoc_dynamics.simulation: {exc}'}
     q0 = np.array(INITIAL_POSE[:robot.n])
-    params = simulation.PhysicsParameters(physics_rate=PHYSICS_RATE, integrator='rk4',
+    params = sim_settings.PhysicsParameters(physics_rate=PHYSICS_RATE, integrator='rk4',
                                           fd_method='denoc', command_timeout=0.0)
     sim = simulation.Simulation(robot, params, initial_positions=q0, start_mode='running')
     controller = DemoController(robot, q0)
@@ -126,9 +126,9 @@ def simulation_api(robot, duration: float) -> dict:
 
 def physics_alone(robot, duration: float) -> dict:
     """Advance a Simulation in publish-period chunks on a held command; return the RTF."""
-    from denoc_dynamics import simulation
+    from denoc_dynamics import sim_settings, simulation
     q0 = np.array(INITIAL_POSE[:robot.n])
-    params = simulation.PhysicsParameters(physics_rate=PHYSICS_RATE, integrator='rk4',
+    params = sim_settings.PhysicsParameters(physics_rate=PHYSICS_RATE, integrator='rk4',
                                           fd_method='denoc', command_timeout=0.0)
     sim = simulation.Simulation(robot, params, initial_positions=q0, start_mode='running')
     sim.set_command(robot.gravity_torques(q0))
@@ -149,7 +149,7 @@ def physics_alone(robot, duration: float) -> dict:
                    'torques of the initial pose), garbage collector off as in timeit',
             'simulated_s': done / PHYSICS_RATE, 'wall_s': wall,
             'rtf': done / PHYSICS_RATE / wall, 'steps': done, 'failure': sim.failure,
-            'us_per_step': 1e6 * wall / max(done, 1), 'describe': sim.describe()}
+            'us_per_step': 1e6 * wall / max(done, 1), 'describe': sim.model.describe()}
 
 
 def bare_rk4(robot, duration: float) -> dict:

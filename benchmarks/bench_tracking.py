@@ -70,7 +70,8 @@ def _config_value(key, default):
 def sampled(robot, law_name, rate, duration, pose, delay=0) -> dict:
     """Run the sampled control loop in process; return the error statistics."""
     from denoc_dynamics.computed_torque import ComputedTorque, PDGravity, sampled_loop
-    from denoc_dynamics.simulation import PhysicsParameters, Simulation
+    from denoc_dynamics.sim_settings import PhysicsParameters
+    from denoc_dynamics.simulation import Simulation
     from denoc_dynamics.trajectory import check_trajectory, demo_trajectory, Trajectory
     sim = Simulation(robot, PhysicsParameters(physics_rate=PHYSICS_RATE, fd_method='denoc',
                                               command_timeout=0.0),
@@ -81,7 +82,7 @@ def sampled(robot, law_name, rate, duration, pose, delay=0) -> dict:
     zero = np.zeros(robot.n)
     trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (pose, zero, zero))
     if law_name == 'computed_torque':
-        law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity)
+        law = ComputedTorque(robot, KP, KD, friction_velocity=sim.model.friction_velocity)
     else:
         law = PDGravity(robot, KP, KD, pose)
     start = time.perf_counter()
@@ -101,7 +102,8 @@ def point_to_point(robot, pose, scale, feedback, move=3.0, rest=1.0) -> dict:
     the at-rest error is the largest joint error ``rest`` seconds after the last point.
     """
     from denoc_dynamics.computed_torque import ComputedTorque, sampled_loop
-    from denoc_dynamics.simulation import PhysicsParameters, Simulation
+    from denoc_dynamics.sim_settings import PhysicsParameters
+    from denoc_dynamics.simulation import Simulation
     from denoc_dynamics.trajectory import check_trajectory, Trajectory, TrajectoryPoint
     sim = Simulation(robot, PhysicsParameters(physics_rate=PHYSICS_RATE, command_timeout=0.0),
                      initial_positions=pose, start_mode='running')
@@ -113,7 +115,7 @@ def point_to_point(robot, pose, scale, feedback, move=3.0, rest=1.0) -> dict:
                                points)
     zero = np.zeros(robot.n)
     trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (pose, zero, zero))
-    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity,
+    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.model.friction_velocity,
                          friction_feedback=feedback, friction_scale=scale)
     errors = sampled_loop(sim, law, trajectory, DEFAULT_RATE, move + rest + 0.01)
     motion = errors[:int(round(move * DEFAULT_RATE)) + 1]

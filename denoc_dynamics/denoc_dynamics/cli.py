@@ -115,7 +115,7 @@ def run(argv=None):
     if args.command == 'compile':
         # imported here: the other commands load only the kernels they call
         from .core.warm_up import compile_kernels
-        from .simulation import compile_simulation
+        from .sim_compile import compile_simulation
         seconds = compile_kernels() + compile_simulation()
         return f'compiled the kernels in {seconds:.1f} s'
     robot = _load(args)

@@ -111,7 +111,7 @@ class SimulationRunner:
         self.clock = clock
         self.meter = RealTimeFactorMeter()
         self.chunk = max(1, int(round(sim.params.physics_rate / publish_rate)))
-        sim.feedforward_steps = self.chunk
+        sim.drives.feedforward_steps = self.chunk
         self._anchor = None
         self._was_frozen = True
         self._next_frozen = -math.inf
@@ -147,7 +147,7 @@ class SimulationRunner:
         """Swap in another simulation (a new robot model)."""
         self.sim = sim
         self.chunk = max(1, int(round(sim.params.physics_rate / self.publish_rate)))
-        sim.feedforward_steps = self.chunk
+        sim.drives.feedforward_steps = self.chunk
         self._anchor = None
         self.meter.reset()
         self._commanded, self._awaiting = False, None   # the loop closes again from here

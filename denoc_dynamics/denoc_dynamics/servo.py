@@ -56,6 +56,12 @@ def default_gains(inertia, h: float, frequency: float, damping_ratio: float):
     return inertia * omega ** 2, 2.0 * damping_ratio * inertia * omega
 
 
+def saturation_error(effort_limit, kp, out):
+    """Set ``out`` to the error effort / kp at which each servo saturates (inf: kp 0)."""
+    out[:] = np.inf
+    np.divide(effort_limit, kp, out=out, where=kp > 0.0)
+
+
 def unstable_gains(inertia, h: float, kp, kd):
     """
     Return the joints whose PD law, held over a step ``h``, is unstable on ``inertia``.

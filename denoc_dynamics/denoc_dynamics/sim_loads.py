@@ -225,7 +225,7 @@ class SimulatedSensors:
         Return the readings (s, 6) [torque; force] at (q, qd), each in its frame.
 
         ``tau_joint``: the joints' link-side torques (the drives' past friction and
-        damping, :meth:`~.simulation.Simulation.joint_torques`); the accelerations are
+        damping, :attr:`~.simulation.Simulation.joint_torque`); the accelerations are
         the simulation's, FD(q, qd, tau_joint) with the loads, or zero when ``held``
         (hold mode: statics).  The wrench pass of the inverse dynamics gives the
         readings.

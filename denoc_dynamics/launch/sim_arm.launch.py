@@ -2,9 +2,10 @@
 Launch the simulated arm: sim_node, dynamics_node, trajectory_controller (+ rsp, rviz2).
 
 With a gripper (a finger coordinate in the URDF, e.g. the bundled denoc_arm7_gripper),
-also gripper_controller (GripperCommand, ParallelGripperCommand): the other nodes'
-``joints`` parameter then lists the arm's joints, whose effort commands the trajectory
-controller sends, and the gripper controller drives the finger.
+also gripper_controller (GripperCommand, ParallelGripperCommand): the other nodes,
+given the ``gripper`` argument, leave the finger out of their joints (the effort
+commands that the trajectory controller sends cover the arm's joints), and the
+gripper controller drives the finger.
 
 Launch arguments:
   namespace     namespace of the nodes, and so of their relative topics and services:
@@ -46,13 +47,14 @@ Run it with:
 from typing import List
 
 from denoc_dynamics.ros.launch_support import gripper_layout
-from denoc_dynamics.simulation import INTEGRATORS
+from denoc_dynamics.sim_settings import INTEGRATORS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.actions import OpaqueFunction
 from launch.conditions import IfCondition
+from launch.substitution import Substitution
 from launch.substitutions import FileContent
 from launch.substitutions import LaunchConfiguration
+from launch.substitutions import NotSubstitution
 from launch.substitutions import OrSubstitution
 from launch.substitutions import PathJoinSubstitution
 from launch.substitutions import PythonExpression
@@ -84,59 +86,18 @@ def payload_parameters():
 OWN_STATES = ('joint_states', 'robot_joint_states')
 
 
-def arm_nodes(context):
-    """
-    Return sim_node, dynamics_node, the trajectory controller and a gripper controller.
+class GripperJoint(Substitution):
+    """The finger joint of the URDF under the gripper argument (gripper_layout), or ''."""
 
-    With a gripper (launch_support.gripper_layout reads the URDF), the three get the
-    arm's joints as their ``joints`` (the order of the effort commands), and the
-    gripper controller is started for the finger.  The controller is given the
-    integrator too: its friction model follows the simulated arm's (simulated_friction).
-    """
-    urdf = LaunchConfiguration('urdf').perform(context)
-    params_file = LaunchConfiguration('params_file').perform(context)
-    namespace = LaunchConfiguration('namespace').perform(context)
-    integrator = LaunchConfiguration('integrator').perform(context)
-    rsp = any(LaunchConfiguration(name).perform(context).lower() == 'true'
-              for name in ('use_rsp', 'rviz'))
-    use_sim_time = LaunchConfiguration('use_sim_time')
-    finger, arm = gripper_layout(urdf, LaunchConfiguration('gripper').perform(context))
-    joints = [{'joints': arm}] if finger else []
-    nodes = [
-        Node(
-            package='denoc_dynamics', executable='sim_node', name='sim_node',
-            namespace=namespace, output='screen',
-            parameters=[params_file, {
-                'urdf_path': urdf,
-                'integrator': integrator,
-                # the simulation is the clock: it never runs on /clock itself
-                'publish_clock': use_sim_time,
-                # TF from the simulation, unless robot_state_publisher runs
-                'publish_tf': not rsp,
-                # robot_state_publisher's frame_prefix for a namespaced arm
-                'frame_prefix': f'{namespace}/' if namespace else '',
-            }, payload_parameters()] + joints),
-        Node(
-            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
-            namespace=namespace, output='screen', remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time},
-                        payload_parameters()] + joints),
-        Node(
-            package='denoc_dynamics', executable='trajectory_controller',
-            name='trajectory_controller', namespace=namespace, output='screen',
-            remappings=[OWN_STATES],
-            parameters=[params_file, {
-                'urdf_path': urdf, 'use_sim_time': use_sim_time,
-                # the friction model of the simulated arm follows its integrator
-                'integrator': integrator}, payload_parameters()] + joints)]
-    if finger:
-        nodes.append(Node(
-            package='denoc_dynamics', executable='gripper_controller',
-            name='gripper_controller', namespace=namespace, output='screen',
-            remappings=[OWN_STATES],
-            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
-                                      'joint': finger}]))
-    return nodes
+    def __init__(self, urdf, gripper):
+        """Read the URDF ``urdf`` under ``gripper`` (launch configurations) when performed."""
+        super().__init__()
+        self.urdf, self.gripper = urdf, gripper
+
+    def perform(self, context):
+        """Return the finger joint's name, or '' without a gripper."""
+        finger, _ = gripper_layout(self.urdf.perform(context), self.gripper.perform(context))
+        return finger or ''
 
 
 def generate_launch_description():
@@ -146,6 +107,10 @@ def generate_launch_description():
     use_sim_time = LaunchConfiguration('use_sim_time')
     rviz = LaunchConfiguration('rviz')
     rsp = OrSubstitution(LaunchConfiguration('use_rsp'), rviz)
+    gripper = LaunchConfiguration('gripper')
+    finger = GripperJoint(urdf, gripper)
+    params_file = LaunchConfiguration('params_file')
+    integrator = LaunchConfiguration('integrator')
     # robot_state_publisher's frame_prefix for a namespaced arm: '<namespace>/'
     frame_prefix = PythonExpression(["'", namespace, "/' if '", namespace, "' else ''"])
     return LaunchDescription([
@@ -177,7 +142,43 @@ def generate_launch_description():
             'gripper', default_value='auto',
             description="auto: a gripper controller if a joint's name has 'finger' in it; "
                         "false: none; or the finger joint's name"),
-        OpaqueFunction(function=arm_nodes),
+        Node(
+            package='denoc_dynamics', executable='sim_node', name='sim_node',
+            namespace=namespace, output='screen',
+            parameters=[params_file, {
+                'urdf_path': urdf,
+                'integrator': integrator,
+                # with a gripper, the effort commands cover the arm's joints
+                'gripper': ParameterValue(gripper, value_type=str),
+                # the simulation is the clock: it never runs on /clock itself
+                'publish_clock': use_sim_time,
+                # TF from the simulation, unless robot_state_publisher runs
+                'publish_tf': NotSubstitution(rsp),
+                # robot_state_publisher's frame_prefix for a namespaced arm
+                'frame_prefix': ParameterValue(frame_prefix, value_type=str),
+            }, payload_parameters()]),
+        Node(
+            package='denoc_dynamics', executable='dynamics_node', name='dynamics_node',
+            namespace=namespace, output='screen', remappings=[OWN_STATES],
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                                      'gripper': ParameterValue(gripper, value_type=str)},
+                        payload_parameters()]),
+        Node(
+            package='denoc_dynamics', executable='trajectory_controller',
+            name='trajectory_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            parameters=[params_file, {
+                'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                'gripper': ParameterValue(gripper, value_type=str),
+                # the friction model of the simulated arm follows its integrator
+                'integrator': integrator}, payload_parameters()]),
+        Node(
+            package='denoc_dynamics', executable='gripper_controller',
+            name='gripper_controller', namespace=namespace, output='screen',
+            remappings=[OWN_STATES],
+            condition=IfCondition(PythonExpression(["'", finger, "' != ''"])),
+            parameters=[params_file, {'urdf_path': urdf, 'use_sim_time': use_sim_time,
+                                      'joint': ParameterValue(finger, value_type=str)}]),
         Node(
             package='robot_state_publisher', executable='robot_state_publisher',
             name='robot_state_publisher', namespace=namespace, output='screen',

@@ -154,40 +154,32 @@ class SceneBuilder:
 class ArmViewer(Node):
     """Serve a web page with the robot of ``robot_description`` at ``joint_states``."""
 
+    accepted = 0
+    model = builder = None
+    _view = _pending = None        # the robot shown; a description before the builder
+    _dirty = False
+    _generation = 0
+    _constructing = True
+
     def __init__(self, **kwargs):
         """Declare the parameters, start the web server and load the robot."""
         super().__init__('arm_viewer', **kwargs)
         self._viser, self._yourdfpy, self._trimesh = _import_viser()
         self.params = params = ARM_VIEWER.declare(self)
-        port, host, update_rate = params.port, params.viewer_host, params.update_rate
         self.max_dof, self.mesh_directories = params.max_dof, params.mesh_directories
         self.panel_settings = {name: params[name] for name in PANEL.entries}
         self.rejections = Rejections(self.get_logger(), 'joint state')
-        self.accepted = 0
         self.positions: Dict[str, float] = {}
-        self._dirty = False
-        self._lock = threading.Lock()
-        self._view = None
-        self._generation = 0
-        self._constructing = True
-        self._pending = None
-        self.model = None
+        self._lock = threading.Lock()   # the scene thread (SceneBuilder) against the executor
         self.joint_names: List[str] = []
-        self.server = self._viser.ViserServer(host=host, port=port, verbose=False)
+        self.server = self._viser.ViserServer(host=params.viewer_host, port=params.port,
+                                              verbose=False)
         self.port = self.server.get_port()
-        shown_host = 'localhost' if host in ('127.0.0.1', '0.0.0.0', '::', '') else host
-        self.url = f'http://{shown_host}:{self.port}'
-        self.builder = None
         try:
             self.subscription = self.create_subscription(
                 JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data)
-            self.create_timer(1.0 / update_rate, self._update_scene)
-            # no share button: it would open a tunnel to viser's public relay
-            self.server.gui.configure_theme(show_share_button=False)
-            self.info = self.server.gui.add_markdown('waiting for the robot description')
-            self.server.scene.set_up_direction('+z')  # ROS: z up
-            self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
-                                       section_size=0.5)
+            self.create_timer(1.0 / params.update_rate, self._update_scene)
+            self._set_up_scene()
             self._add_panel()
             self.builder = SceneBuilder(self._build)
             self.description = DescriptionSource(self, self._on_description)
@@ -201,6 +193,23 @@ class ArmViewer(Node):
                 self.builder.stop()
             self.server.stop()
             raise
+        self._announce(params.viewer_host)
+        self.diagnostics = Diagnostics(self)
+        self.diagnostics.add('view', self._diagnose_view)
+
+    def _set_up_scene(self):
+        """Set the page's theme, the up direction (ROS: z) and the grid."""
+        # no share button: it would open a tunnel to viser's public relay
+        self.server.gui.configure_theme(show_share_button=False)
+        self.info = self.server.gui.add_markdown('waiting for the robot description')
+        self.server.scene.set_up_direction('+z')  # ROS: z up
+        self.server.scene.add_grid('/grid', width=2.0, height=2.0, cell_size=0.1,
+                                   section_size=0.5)
+
+    def _announce(self, host):
+        """Log the page's address, and who may drive the robot from it."""
+        shown_host = 'localhost' if host in ('127.0.0.1', '0.0.0.0', '::', '') else host
+        self.url = f'http://{shown_host}:{self.port}'
         self.get_logger().info(f'3D view of the robot: open {self.url} in a browser')
         if host in ('127.0.0.1', 'localhost', '::1'):
             self.get_logger().info('the page (and its controls) is served on this machine '
@@ -209,8 +218,6 @@ class ArmViewer(Node):
             self.get_logger().warning(
                 f'the page is served on {host}: anyone who reaches port {self.port} '
                 f'drives the robot in {self.names.namespace}')
-        self.diagnostics = Diagnostics(self)
-        self.diagnostics.add('view', self._diagnose_view)
 
     def _diagnose_view(self, report):
         """/diagnostics ``arm_viewer: view``: the page, the robot shown, the joint states."""

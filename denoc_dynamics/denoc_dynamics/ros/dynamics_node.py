@@ -75,6 +75,7 @@ from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .launch_support import arm_joints
 from .node_main import run_node
 from .parameters import DYNAMICS_NODE
 from .payload_service import PayloadService
@@ -83,6 +84,7 @@ from .state_gate import StateGate
 from .task_space_io import task_space_message
 from .. import NonFiniteResult
 from .. import Robot
+from ..drives import HeldCommand
 from ..names import name_list
 
 
@@ -112,20 +114,20 @@ class RequestState(NamedTuple):
 class DynamicsNode(Node):
     """Forward/inverse dynamics and the inertia matrix of the robot, over ROS 2."""
 
+    robot = states = commands = None   # with the robot model
+    latest_state = None   # (stamp, q, qd) of the latest accepted joint state
+    accepted = 0
+    _logged_counts = _last_now = None
+    _unloaded = None      # the model without payload
+
     def __init__(self, node_name='dynamics_node', **kwargs):
         """Declare the parameters, load the model (or wait for it) and set up the I/O."""
         super().__init__(node_name, **kwargs)
         self.params = p = DYNAMICS_NODE.declare(self)
-        self.robot = None
-        self.states = None
-        self.commands = None
-        self.latest_state = None  # (stamp, q, qd) of the latest accepted joint state
-        self.accepted = 0
-        self.state_rejections = Rejections(self.get_logger(), 'joint state')
-        self.command_rejections = Rejections(self.get_logger(), 'effort command')
-        self.request_rejections = Rejections(self.get_logger(), 'service request')
-        self._logged_counts = None
-
+        log = self.get_logger()
+        self.state_rejections = Rejections(log, 'joint state')
+        self.command_rejections = Rejections(log, 'effort command')
+        self.request_rejections = Rejections(log, 'service request')
         self.acc_pub = self.create_publisher(JointAccelerations, '~/joint_accelerations', 10)
         self.inertia_pub = self.create_publisher(InertiaMatrix, '~/inertia_matrix', 10)
         self.gravity_pub = (self.create_publisher(JointState, '~/gravity_torques', 10)
@@ -134,16 +136,12 @@ class DynamicsNode(Node):
                          if p.publish_bias_forces else None)
         self.task_space_pub = (self.create_publisher(TaskSpace, '~/task_space', 10)
                                if p.task_space_frame else None)
-
-        self._unloaded = None     # the model without payload
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.external = ExternalTorques(self)   # the momentum observer, if enabled
         self.model = RobotModelSource(self, self._set_model)
-
         # the EventsExecutor this node runs on gives no message info (publisher GID):
         # the gate counts the topic's publishers instead
-        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
-        self._last_now = None
+        self.gate = StateGate(self.state_rejections, logger=log)
         self.state_sub = self.create_subscription(
             JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}),
             qos_profile_sensor_data)
@@ -159,15 +157,17 @@ class DynamicsNode(Node):
         if p.diagnostics_period > 0.0:
             self.create_timer(p.diagnostics_period, self._log_counters)
         self._rate_sample = (time.monotonic(), 0)  # (wall time, accepted) of the last report
-        self.diagnostics = Diagnostics(
-            self, lambda: self.robot.chain.name if self.robot is not None else '')
+        self.diagnostics = Diagnostics(self, self._robot_name)
         self.diagnostics.add('dynamics', self._diagnose_dynamics)
         self.diagnostics.add('inputs', self._diagnose_inputs)
 
     # --- model -----------------------------------------------------------------------
+    def _robot_name(self) -> str:
+        return self.robot.chain.name if self.robot is not None else ''
+
     def _set_model(self, robot, source):
-        commands = EffortCommandReader(robot.joint_names, self.params.joints,
-                                       self.params.command_timeout)
+        joints = self.params.joints or arm_joints(robot, self.params.gripper)
+        commands = EffortCommandReader(robot.joint_names, joints)
         if commands.ignored:
             self.get_logger().warning(
                 f'joints parameter entries {commands.ignored} are not chain joints; their '
@@ -177,6 +177,7 @@ class DynamicsNode(Node):
         self.external.set_model(self.robot)
         self.states = JointStateReader(robot.joint_names, self.params.max_velocity)
         self.commands = commands
+        self.held = HeldCommand(robot.n, self.params.command_timeout)   # the latest command
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
@@ -202,7 +203,7 @@ class DynamicsNode(Node):
             self.command_rejections.add(Rejected('no model', 'no robot model yet'))
             return
         try:
-            self.commands.accept(msg, self._now())
+            self.held.hold(self.commands.read(msg), self._now())
         except Rejected as exc:
             self.command_rejections.add(exc)
 
@@ -223,7 +224,7 @@ class DynamicsNode(Node):
             return
         q, qd = state
         robot = self.robot
-        tau = self.commands.current(self._now())
+        tau = self.held.current(self._now())
         every = self.params.inertia_every_n
         inertia_due = every > 0 and (self.accepted + 1) % every == 0
         try:  # every output first: a non-finite one rejects the state, nothing is sent

@@ -20,7 +20,6 @@ from rclpy.qos import QoSProfile
 
 from ..names import name_list
 from ..names import repeated
-from ..simulation import HeldCommand
 
 #: At most one warning per reason and topic every this many seconds.
 WARN_THROTTLE_SEC = 5.0
@@ -217,8 +216,7 @@ class EffortCommandReader:
     not chain joints are accepted and dropped (their names are in :attr:`ignored`).
     """
 
-    def __init__(self, chain_joint_names: Sequence[str], joints: Sequence[str] = (),
-                 timeout: float = 0.5):
+    def __init__(self, chain_joint_names: Sequence[str], joints: Sequence[str] = ()):
         """Map ``joints`` (empty: the chain order) onto the chain."""
         chain_joint_names = list(chain_joint_names)
         self.n = len(chain_joint_names)
@@ -232,7 +230,6 @@ class EffortCommandReader:
         #: The chain joints the commands cover, if not all (None: all of them).
         self.covered = (None if len(set(self._target.tolist())) == self.n
                         else np.unique(self._target))
-        self.held = HeldCommand(self.n, timeout)
 
     def read(self, msg) -> np.ndarray:
         """Return the effort in chain order, or raise Rejected."""
@@ -243,13 +240,3 @@ class EffortCommandReader:
         tau = np.zeros(self.n)
         tau[self._target] = data[self._source]
         return tau
-
-    def accept(self, msg, now: float) -> np.ndarray:
-        """Read ``msg`` and keep it as the latest command, received at ``now`` [s]."""
-        tau = self.read(msg)
-        self.held.hold(tau, now)
-        return tau
-
-    def current(self, now: float) -> np.ndarray:
-        """Return the latest command, or zero if there is none or it timed out at ``now``."""
-        return self.held.current(now)

@@ -1,9 +1,11 @@
 """
-What the launch files and ``denoc_sim_arm`` read from the URDF before starting nodes.
+Whether a robot has a gripper (a finger coordinate), and if so the arm's joints.
 
-:func:`gripper_layout` says whether a robot has a gripper (a finger coordinate) and,
-if so, the arm's joints: the effort commands of the arm's controller cover those,
-the gripper controller drives the finger (sim_node's JointState commands).
+The nodes read it from their robot (their ``gripper`` parameter): the effort commands
+of the arm's controller cover the arm's joints (:func:`arm_joints`), the gripper
+controller drives the finger (sim_node's JointState commands).  The launch file and
+``denoc_sim_arm`` read :func:`gripper_layout` of the URDF to start the gripper
+controller.
 """
 
 from typing import List, Optional, Tuple
@@ -29,21 +31,37 @@ def finger_joint(robot, name: str = '') -> str:
     raise ValueError(f'no finger joint among {names}: set the joint parameter')
 
 
-def gripper_layout(urdf: str, gripper: str = 'auto') -> Tuple[Optional[str], List[str]]:
+def gripper_finger(robot, gripper: str = 'auto') -> Optional[str]:
     """
-    Return (finger joint or None, the arm's joints) of the robot in ``urdf``.
+    Return the finger coordinate of ``robot`` under the ``gripper`` setting, or None.
 
     ``gripper``: 'auto' (a gripper if a coordinate's name has 'finger' in it), 'false'
-    (none), or the finger joint's name.  Without a gripper the arm's joints are []
-    (the nodes' ``joints`` parameter then stays empty: every joint).
+    (none), or the finger joint's name (ValueError if it is not a coordinate).
     """
+    if gripper == 'false':
+        return None
+    try:
+        return finger_joint(robot, '' if gripper in ('auto', 'true') else gripper)
+    except ValueError:
+        if gripper == 'auto':
+            return None
+        raise
+
+
+def arm_joints(robot, gripper: str = 'auto') -> List[str]:
+    """
+    Return the arm's joints of ``robot``: its coordinates but the gripper's finger.
+
+    Without a gripper (:func:`gripper_finger`), [] (the nodes' ``joints`` parameter
+    then stays empty: every joint).
+    """
+    finger = gripper_finger(robot, gripper)
+    return [] if finger is None else [name for name in robot.joint_names if name != finger]
+
+
+def gripper_layout(urdf: str, gripper: str = 'auto') -> Tuple[Optional[str], List[str]]:
+    """Return (finger joint or None, :func:`arm_joints`) of the robot in ``urdf``."""
     if gripper == 'false':
         return None, []
     robot = load_urdf(urdf)   # the whole tree: its coordinates, mimic joints following
-    try:
-        joint = finger_joint(robot, '' if gripper in ('auto', 'true') else gripper)
-    except ValueError:
-        if gripper == 'auto':
-            return None, []
-        raise
-    return joint, [name for name in robot.joint_names if name != joint]
+    return gripper_finger(robot, gripper), arm_joints(robot, gripper)

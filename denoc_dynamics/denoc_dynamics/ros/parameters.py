@@ -38,7 +38,7 @@ from .joint_commands import INTERFACES
 from ..core.momentum_observer import HOLDS
 from ..gain_ramp import RAMP_TIME
 from ..settings import field_settings, Setting
-from ..simulation import PhysicsParameters, START_MODE
+from ..sim_settings import PhysicsParameters, START_MODE
 from ..trajectory import START_TOLERANCE
 
 #: The name part of a per-joint entry, as in joint_trajectory_controller's YAML.
@@ -245,11 +245,20 @@ ROBOT_MODEL = ParameterTable(
           'largest number of joints accepted from a robot description (topic or '
           'parameter); a larger one is refused and the current model kept', ge=1))
 
+#: A gripper beside the arm: the finger is left out of an empty ``joints``.
+GRIPPER = param(
+    'gripper', STRING, 'false',
+    "the robot's gripper, driven by gripper_controller through JointState commands: "
+    "'auto' (a coordinate whose name has finger in it), the finger joint's name, or "
+    "'false' (none); with a gripper, an empty joints lists the other coordinates")
+
 #: The effort-command interface of the dynamics node and the sim node.
 EFFORT_COMMANDS = ParameterTable(
     param('joints', STRINGS, [],
           'joint order of the effort_commands array (ros2_control forward_command_controller '
-          'convention); empty: the chain order', unique=True),
+          'convention); empty: the chain order (without the finger of a gripper)',
+          unique=True),
+    GRIPPER,
     Param('command_timeout', DOUBLE, _PHYSICS['command_timeout']))
 
 #: The start pose, which the passive-physics budget samples too (denoc_dynamics.passive).
@@ -371,7 +380,8 @@ TRAJECTORY_CONTROLLER = ParameterTable(
     ROBOT_MODEL, DIAGNOSTICS, PAYLOAD,
     param('joints', STRINGS, [],
           "joint order of the effort_commands array (must match the arm's); empty: the "
-          'chain order', unique=True),
+          'chain order (without the finger of a gripper)', unique=True),
+    GRIPPER,
     param('kp', DOUBLE, 225.0,
           'position gain K_p [1/s^2] of every joint without gains.<joint>.kp '
           '(K_p = omega^2: natural frequency omega of the error)', ge=0.0),

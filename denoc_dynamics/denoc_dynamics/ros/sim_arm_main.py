@@ -68,9 +68,9 @@ from .sim_node import SimNode
 from .trajectory_controller import trajectory_msg
 from .trajectory_controller import TrajectoryController
 from ..resources import bundled_urdf
-from ..simulation import INTEGRATORS
-from ..simulation import leading_pose
-from ..simulation import START_MODES
+from ..sim_settings import INTEGRATORS
+from ..sim_settings import leading_pose
+from ..sim_settings import START_MODES
 from ..trajectory import demo_trajectory
 
 PACKAGE = 'denoc_dynamics'

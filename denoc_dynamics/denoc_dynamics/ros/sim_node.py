@@ -86,19 +86,15 @@ If the state becomes non-finite the integration stops, an error is logged and no
 more is published until ``~/reset``.
 """
 
-from functools import partial
 import sys
 
 import numpy as np
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
-from rclpy.clock import ROSClock as RosTimeClock
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
-from rclpy.time_source import TimeSource
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
@@ -109,38 +105,31 @@ from .diagnostics import ERROR
 from .diagnostics import OK
 from .diagnostics import STALE
 from .diagnostics import WARN
-from .joint_commands import JointCommandReader
+from .drive_parameters import declare_drive_parameters
 from .joint_io import EffortCommandReader
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .joint_io import REQUEST_QOS
+from .launch_support import arm_joints
 from .node_main import run_node
-from .parameters import JOINTS
 from .parameters import SIM_NODE
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .ros_time import set_duration
+from .ros_time import SimulatedClock
 from .runtime_gains import RuntimeGains
 from .sim_contact import SimContact
 from .simulation_services import attach_simulation_services
 from .tf_broadcaster import make_tf_broadcaster
-from ..gain_ramp import GainRamp
-from ..servo import unstable_gains
-from ..simulation import CommandOutOfRange
-from ..simulation import leading_pose
-from ..simulation import PhysicsParameters
+from ..drives import CommandOutOfRange
+from ..runner import SimulationRunner
+from ..sim_settings import leading_pose
+from ..sim_settings import PhysicsParameters
 from ..simulation import Simulation
-from ..simulation import SimulationRunner
 
-#: The per-joint entries of SIM_NODE; the PhysicsParameters among its entries.
-SERVO_KP, SERVO_KD = f'servo.{JOINTS}.kp', f'servo.{JOINTS}.kd'
-INTERFACES = f'command_interfaces.{JOINTS}'
+#: The PhysicsParameters among the entries of SIM_NODE.
 PHYSICS_NAMES = [name for name in PhysicsParameters.__dataclass_fields__
                  if name in SIM_NODE.entries]
-
-
-def _time_msg(msg, seconds):
-    nanoseconds = int(round(seconds * 1e9))
-    msg.sec, msg.nanosec = divmod(nanoseconds, 1_000_000_000)
 
 
 class SimNode(Node):
@@ -152,39 +141,32 @@ class SimNode(Node):
     (:attr:`finished` becomes true).
     """
 
+    sim = runner = None             # with the robot model
+    commands = joint_commands = None
+    duration = None
+    _js_msg = _unloaded = None        # the joint state message; the model without payload
+    _transition = None                # (from, to, start [s of simulated time], duration)
+    step_generation = 0               # bumped by every reset and state change: ends stepping
+
     def __init__(self, node_name='sim_node', **kwargs):
         """Declare the parameters (SIM_NODE) and load the model (or wait for it)."""
         super().__init__(node_name, **kwargs)
         self.params = params = SIM_NODE.declare(self)
         self.physics = PhysicsParameters(**{name: params[name] for name in PHYSICS_NAMES})
         self.servo_gains = RuntimeGains(self, SIM_NODE, 'servo', ('kp', 'kd'))
-        self.sim = None
-        self.runner = None
-        self.commands = None
-        self.joint_commands = None
-        self.duration = None
-        self.command_rejections = Rejections(self.get_logger(), 'effort command')
-        self.joint_command_rejections = Rejections(self.get_logger(), 'joint command')
+        log = self.get_logger()
+        self.command_rejections = Rejections(log, 'effort command')
+        self.joint_command_rejections = Rejections(log, 'joint command')
         self.listeners = []  # called with each published Snapshot
         self.state_listeners = []  # called with each published JointState, after it
-        # The simulated time as a ROS clock, for nodes composed in this process
-        # (denoc_sim_arm's controller): set as /clock is, without the trip through DDS.
-        self.sim_clock = RosTimeClock()
-        self._time_source = TimeSource()
-        self._time_source.attach_clock(self.sim_clock)
-        self._time_source.ros_time_is_active = True
-        self._js_msg = None
+        self.time = SimulatedClock(self, params.publish_clock)
+        self.sim_clock = self.time.clock   # for nodes composed in this process
         self._steady = RclClock(clock_type=ClockType.STEADY_TIME)
         self._tick_waiters = []   # futures completed by the next physics tick
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
-        self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
-                          if params.publish_clock else None)
-        self._clock_msg = Clock()
         self.robot_js_pub = (self.create_publisher(JointState, params.joint_states_topic,
                                                    qos_profile_sensor_data)
                              if params.joint_states_topic else None)
-        self._unloaded = None     # the model without payload
-        self._transition = None   # (from, to, start [s of simulated time], duration)
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.contact = SimContact(self)   # link wrenches, virtual wall, F/T sensors
         self.tf = (make_tf_broadcaster(self, params.frame_prefix) if params.publish_tf
@@ -195,7 +177,6 @@ class SimNode(Node):
         self.joint_command_sub = self.create_subscription(
             JointState, params.joint_commands_topic, self._on_joint_command,
             QoSProfile(depth=1))
-        self.step_generation = 0  # bumped by every reset and state change: ends stepping
         self.create_service(Trigger, '~/reset', self._reset, qos_profile=REQUEST_QOS)
         self.create_service(SetBool, '~/pause', self._pause, qos_profile=REQUEST_QOS)
         if params.status_period > 0.0:
@@ -213,6 +194,7 @@ class SimNode(Node):
     # --- model -----------------------------------------------------------------------
     def _set_model(self, robot, source):
         params = self.params
+        joints = params.joints or arm_joints(robot, params.gripper)   # ValueError: refused
         self._unloaded, self._transition = robot, None
         # the simulated robot has its own constants, which a payload changes in place
         robot = self.payload.start_up(robot).attach(robot.with_payload(
@@ -220,12 +202,13 @@ class SimNode(Node):
         sim = Simulation(robot, self.physics,
                          initial_positions=leading_pose(robot, params.initial_positions),
                          start_mode=params.start_mode)
-        commands = EffortCommandReader(robot.joint_names, params.joints)
-        joint_commands = self._joint_command_setup(robot, sim)
+        commands = EffortCommandReader(robot.joint_names, joints)
+        joint_commands = declare_drive_parameters(self, self.servo_gains, sim,
+                                                  robot.joint_names)
         self.contact.set_model(sim)
-        for warning in sim.stability_warnings():
+        for warning in sim.model.stability_warnings():
             self.get_logger().warning(f'integrator stability: {warning}')
-        self.get_logger().info(f'simulation: {sim.describe()}')
+        self.get_logger().info(f'simulation: {sim.model.describe()}')
         if self.tf is not None:
             self.tf.set_robot(robot)
         self.sim = sim
@@ -249,27 +232,6 @@ class SimNode(Node):
         else:
             self.runner.set_simulation(sim)
 
-    def _joint_command_setup(self, robot, sim):
-        """Declare the per-joint servo gains and command interfaces; set the gains on sim."""
-        joints = robot.joint_names
-        self.servo_gains.ramp = None   # the model's own gains until they are attached
-        values = SIM_NODE.declare_joints(self, joints, {SERVO_KP: sim.kp, SERVO_KD: sim.kd})
-        interfaces = {joint: list(v) for joint, v in zip(joints, values[INTERFACES]) if v}
-        try:
-            sim.set_servo_gains(values[SERVO_KP], values[SERVO_KD])
-            reader = JointCommandReader(joints, interfaces)
-        except ValueError as exc:
-            raise RuntimeError(str(exc)) from exc
-        for i in unstable_gains(sim.inertia, sim.h, sim.kp, sim.kd):
-            self.get_logger().warning(
-                f'servo gains of {joints[i]} (kp {sim.kp[i]:g}, kd {sim.kd[i]:g}) are '
-                f'unstable at {sim.params.physics_rate:g} Hz on its smallest effective '
-                f'inertia {sim.inertia[i]:.3g}')
-        self.servo_gains.attach(robot.joint_names,
-                                GainRamp({'kp': sim.kp.copy(), 'kd': sim.kd.copy()}),
-                                partial(self._check_servo_gains, sim))
-        return reader
-
     # --- payload -------------------------------------------------------------------
     def _set_payload(self, payload, transition_time):
         """~/set_payload: from the current payload to ``payload`` over the transition time."""
@@ -290,15 +252,6 @@ class SimNode(Node):
         if s >= 1.0:
             self._transition = None
 
-    @staticmethod
-    def _check_servo_gains(sim, key, i, gains):
-        """Return why the servo gains ``gains`` of joint ``i`` cannot be set, or None."""
-        if i in unstable_gains(sim.inertia, sim.h, gains['kp'], gains['kd']):
-            return (f'servo gains of {sim.robot.joint_names[i]} kp {gains["kp"][i]:g}, kd '
-                    f'{gains["kd"][i]:g} are unstable at {sim.params.physics_rate:g} Hz on '
-                    f'its smallest effective inertia {sim.inertia[i]:.3g}')
-        return None
-
     # --- physics -------------------------------------------------------------------
     def _tick(self):
         if self._transition is not None:
@@ -306,7 +259,7 @@ class SimNode(Node):
         ramp = self.servo_gains.ramp
         if ramp is not None and ramp.ramping:
             if ramp.at(self.sim.t):
-                self.sim.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
+                self.sim.drives.set_servo_gains(ramp.values['kp'], ramp.values['kd'])
         self.runner.tick(self.duration)
         waiters, self._tick_waiters = self._tick_waiters, []
         for future in waiters:
@@ -343,11 +296,9 @@ class SimNode(Node):
 
     def _publish(self, snapshot):
         msg = self._js_msg
-        _time_msg(self._clock_msg.clock, snapshot.t)
-        self._time_source.clock_callback(self._clock_msg)
-        if self.clock_pub is not None:
-            _time_msg(msg.header.stamp, snapshot.t)
-            self.clock_pub.publish(self._clock_msg)
+        self.time.set_time(snapshot.t)
+        if self.time.publisher is not None:
+            set_duration(msg.header.stamp, snapshot.t)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
         mimics, robot = self._mimic, self.sim.robot
@@ -377,40 +328,28 @@ class SimNode(Node):
 
     # --- inputs ----------------------------------------------------------------------
     def _on_command(self, msg):
-        if self.commands is None:
-            self.command_rejections.add(Rejected('no model', 'no robot model yet'))
-            return
-        try:
-            tau = self.commands.read(msg)
-        except Rejected as exc:
-            self.command_rejections.add(exc)
-            return
-        try:
-            self.sim.set_command(tau, self.commands.covered)
-        except CommandOutOfRange as exc:
-            self.command_rejections.add(Rejected('out of range', str(exc)))
-            return
-        except ValueError as exc:  # the model changed under this command
-            self.command_rejections.add(Rejected('length', str(exc)))
-            return
-        self.runner.command_arrived()
+        self._take(msg, self.commands, self.command_rejections, 'length',
+                   lambda tau: self.sim.set_command(tau, self.commands.covered))
 
     def _on_joint_command(self, msg):
-        if self.joint_commands is None:
-            self.joint_command_rejections.add(Rejected('no model', 'no robot model yet'))
+        self._take(msg, self.joint_commands, self.joint_command_rejections, 'invalid',
+                   lambda command: self.sim.set_joint_command(*command))
+
+    def _take(self, msg, reader, rejections, invalid, apply):
+        """Read a command with ``reader`` and ``apply`` it; count what is rejected, and why."""
+        if reader is None:
+            rejections.add(Rejected('no model', 'no robot model yet'))
             return
         try:
-            command = self.joint_commands.read(msg)
+            apply(reader.read(msg))
         except Rejected as exc:
-            self.joint_command_rejections.add(exc)
+            rejections.add(exc)
             return
-        try:
-            self.sim.set_joint_command(*command)
         except CommandOutOfRange as exc:
-            self.joint_command_rejections.add(Rejected('out of range', str(exc)))
+            rejections.add(Rejected('out of range', str(exc)))
             return
         except ValueError as exc:  # the model changed under this command
-            self.joint_command_rejections.add(Rejected('invalid', str(exc)))
+            rejections.add(Rejected(invalid, str(exc)))
             return
         self.runner.command_arrived()
 

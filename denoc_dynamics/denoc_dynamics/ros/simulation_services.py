@@ -67,6 +67,7 @@ import numpy as np
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .joint_io import REQUEST_QOS
+from .ros_time import set_duration
 from .task_space_io import pose_message
 
 
@@ -396,11 +397,11 @@ class SimulationServices:
         q, qd, t = sim.q.copy(), sim.qd.copy(), sim.t
         held = sim.mode == 'hold'
         qdd = (np.zeros(sim.n) if held else
-               sim.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
+               sim.model.acceleration(q, qd, np.array(sim.applied_effort, dtype=float)))
         robot = sim.robot
         stamp = node.get_clock().now().to_msg()      # as joint_states is stamped
-        if node.clock_pub is not None:
-            stamp.sec, stamp.nanosec = divmod(int(round(t * 1e9)), 1_000_000_000)
+        if node.time.publisher is not None:
+            set_duration(stamp, t)
         frame_id = (node.tf.prefix if node.tf is not None else '') + robot.frames[0]
         states = []
         for name in names:

@@ -108,19 +108,21 @@ from .joint_io import read_joint_state
 from .joint_io import Rejections
 from .joint_io import REQUEST_DEPTH
 from .joint_io import REQUEST_QOS
+from .launch_support import arm_joints
 from .node_main import run_node
 from .parameters import JOINTS
 from .parameters import PASSIVE_PHYSICS
 from .parameters import TRAJECTORY_CONTROLLER
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .ros_time import set_duration
 from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
 from ..computed_torque import ComputedTorque
 from ..gain_ramp import GainRamp
 from ..passive import passive_gains
-from ..simulation import leading_pose
-from ..simulation import PhysicsParameters
+from ..sim_settings import leading_pose
+from ..sim_settings import PhysicsParameters
 from ..torque_limits import check_efforts
 from ..torque_limits import time_scaling
 from ..trajectory import check_execution
@@ -157,12 +159,6 @@ def points_of(msg):
     """Return the points of a JointTrajectory message as TrajectoryPoints."""
     return [TrajectoryPoint(seconds(p.time_from_start), p.positions, p.velocities,
                             p.accelerations) for p in msg.points]
-
-
-def set_duration(msg, value: float):
-    """Set a builtin_interfaces Duration (or Time) to ``value`` >= 0 seconds."""
-    nanoseconds = int(round(max(value, 0.0) * 1e9))
-    msg.sec, msg.nanosec = divmod(nanoseconds, 1_000_000_000)
 
 
 def trajectory_msg(joint_names, points) -> JointTrajectory:
@@ -298,6 +294,21 @@ def simulated_friction_velocity(robot, values) -> np.ndarray:
 class TrajectoryController(Node):
     """Computed-torque trajectory tracking; add it to an executor and spin."""
 
+    time_jumps = 0           # goals and trajectories dropped on a jump of time
+    executing = 0            # execute callbacks running (goals awaiting a result)
+    shutting_down = None     # why, once end_goals was called
+    accepted = 0
+    law = states = None      # with the robot model
+    trajectory = None        # Trajectory being followed (or held); None: no state yet
+    trajectory_start = 0.0   # start time of the current trajectory [s]
+    active = False           # following a received trajectory (not holding)
+    source = None            # who sent the current trajectory ('topic', ...)
+    latest_time = None       # the controller's time at the latest joint state [s]
+    latest_state = None      # (q, qd) of the latest joint state
+    goal = None              # the ActiveGoal being executed
+    pending = None           # (msg, source, goal, deadline) waiting for a state
+    _unloaded = None         # the model without payload
+
     def __init__(self, node_name='trajectory_controller', **kwargs):
         """Declare the parameters and load the model (or subscribe to wait for it)."""
         super().__init__(node_name, **kwargs)
@@ -314,25 +325,10 @@ class TrajectoryController(Node):
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
         self.gate = StateGate(self.state_rejections, logger=self.get_logger())
         self.clock = self.get_clock()
-        self.time_jumps = 0           # goals and trajectories dropped on a jump of time
-        self.executing = 0            # execute callbacks running (goals awaiting a result)
-        self.shutting_down = None     # why, once end_goals was called
         self.log_accepted = AcceptLog(self.get_logger())
-        self.accepted = 0
-        self.law = None
-        self.states = None
-        self.trajectory = None        # Trajectory being followed (or held); None: no state yet
-        self.trajectory_start = 0.0   # start time of the current trajectory [s]
-        self.active = False           # following a received trajectory (not holding)
-        self.source = None            # who sent the current trajectory ('topic', ...)
-        self.latest_time = None       # the controller's time at the latest joint state [s]
-        self.latest_state = None      # (q, qd) of the latest joint state
-        self.goal = None              # the ActiveGoal being executed
-        self.pending = None           # (msg, source, goal, deadline) waiting for a state
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.status_pub = self.create_publisher(TrajectoryControllerState, '~/status', 10)
         self._setup_control_msgs()
-        self._unloaded = None     # the model without payload
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.state_sub = self.create_subscription(
@@ -398,7 +394,7 @@ class TrajectoryController(Node):
         law = ComputedTorque(robot, gains['kp'], gains['kd'], p.friction_compensation,
                              gains['friction_velocity'], p.friction_feedback, p.friction_scale)
         index = {name: i for i, name in enumerate(robot.joint_names)}
-        order = list(p.joints) or robot.joint_names
+        order = list(p.joints) or arm_joints(robot, p.gripper) or robot.joint_names
         self.law = law
         self.gains.attach(robot.joint_names, GainRamp({'kp': law.kp, 'kd': law.kd}))
         law.kp, law.kd = self.gains.ramp.values['kp'], self.gains.ramp.values['kd']

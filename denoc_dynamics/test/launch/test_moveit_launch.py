@@ -17,7 +17,9 @@ import unittest
 
 from ament_index_python.packages import get_package_share_directory
 from denoc_dynamics import load_urdf
-from denoc_dynamics.simulation import leading_pose, PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import leading_pose
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 import launch
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -83,7 +85,7 @@ class TestMoveItLaunch(unittest.TestCase):
         sim = Simulation(self.robot, physics,
                          initial_positions=leading_pose(self.robot, shared['initial_positions']))
         expected = {f'gains.{name}.friction_velocity': float(v)
-                    for name, v in zip(self.names, sim.friction_velocity)}
+                    for name, v in zip(self.names, sim.model.friction_velocity)}
         got = self.ros.parameters('/trajectory_controller', list(expected))
         self.assertEqual(got, pytest.approx(expected))
         self.assertGreater(got['gains.joint7.friction_velocity'], 0.1)   # raised by the sim

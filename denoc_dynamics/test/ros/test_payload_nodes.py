@@ -245,7 +245,8 @@ class Arm:
         self.sim = SimNode(context=context, parameter_overrides=common + [
             Parameter('publish_clock', value=True), Parameter('real_time_factor', value=1.0),
             Parameter('lockstep', value=True)])
-        names, velocities = (self.sim.sim.robot.joint_names, self.sim.sim.friction_velocity)
+        names, velocities = (self.sim.sim.robot.joint_names,
+                             self.sim.sim.model.friction_velocity)
         self.friction_velocity = velocities
         # the controller compensates the simulated arm's friction model (same physics)
         self.controller = TrajectoryController(context=context, parameter_overrides=common + [

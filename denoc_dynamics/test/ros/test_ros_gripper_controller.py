@@ -116,7 +116,7 @@ def test_a_goal_to_3_cm_ends_reached_within_a_millimetre(rig):
 
 def test_closing_on_a_finger_stop_ends_stalled_at_the_force_limit(rig):
     assert rig.result(rig.send(0.04)).result.reached_goal
-    rig.sim.sim.lower[rig.finger] = 0.02     # a stop: an object 4 cm wide in the hand
+    rig.sim.sim.model.lower[rig.finger] = 0.02     # a stop: an object 4 cm wide in the hand
     answer = rig.result(rig.send(0.0, 5.0))
     result = answer.result
     assert answer.status == GoalStatus.STATUS_SUCCEEDED    # allow_stalling: a grasp

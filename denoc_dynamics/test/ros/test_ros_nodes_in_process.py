@@ -211,16 +211,45 @@ def test_sim_node_refuses_an_absurd_effort_command(context):
                 start_mode='running', status_period=0.0)
     try:
         sim = node.sim
-        assert np.all(np.isinf(sim.effort_limit)) and np.all(np.isinf(sim.velocity_limit))
+        model = sim.model
+        assert np.all(np.isinf(model.effort_limit)) and np.all(np.isinf(model.velocity_limit))
         node._on_command(Float64MultiArray(data=[1.0, 2.0, 3.0]))
-        assert np.array_equal(sim.command(), [1.0, 2.0, 3.0])
+        assert np.array_equal(sim.drives.command(sim.steps), [1.0, 2.0, 3.0])
         node._on_command(Float64MultiArray(data=[1e308, 0.0, 0.0]))
         node._on_command(Float64MultiArray(data=[0.0, 0.0, -1e12]))
         assert node.command_rejections.counts == {'out of range': 2}
-        assert np.array_equal(sim.command(), [1.0, 2.0, 3.0])
+        assert np.array_equal(sim.drives.command(sim.steps), [1.0, 2.0, 3.0])
         # the simulation runs on with the last good command
         assert sim.advance(200) == 200 and sim.failure is None
         assert np.all(np.isfinite(np.concatenate((sim.q, sim.qd, sim.applied_effort))))
         assert np.array_equal(sim.applied_effort, [1.0, 2.0, 3.0])
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize('urdf, gripper', [('denoc_arm7_gripper', 'auto'),
+                                           ('denoc_arm7_gripper', 'left_finger_joint'),
+                                           ('denoc_arm7_gripper', 'false'),
+                                           ('denoc_arm7', 'auto')])
+def test_the_nodes_leave_the_finger_of_a_gripper_out_of_their_effort_commands(
+        context, urdf, gripper):
+    arm = [f'joint{k}' for k in range(1, 8)]
+    with_gripper = urdf == 'denoc_arm7_gripper' and gripper != 'false'
+    for node_class in (SimNode, DynamicsNode):
+        node = make(node_class, context, urdf_path=bundled_urdf(urdf), gripper=gripper,
+                    **{'diagnostic_updater.period': 0.0})
+        try:
+            robot = node.model.robot
+            assert node.commands.joints == (arm if with_gripper else robot.joint_names)
+            finger = robot.joint_names.index('left_finger_joint') if with_gripper else None
+            assert (node.commands.covered is None) == (not with_gripper)
+            if with_gripper:
+                assert finger not in node.commands.covered
+        finally:
+            node.destroy_node()
+
+
+def test_a_gripper_joint_that_is_not_a_coordinate_refuses_the_model(context):
+    with pytest.raises(RuntimeError, match="gripper joint 'no_such_joint' is not a coordinate"):
+        make(SimNode, context, urdf_path=bundled_urdf('denoc_arm7_gripper'),
+             gripper='no_such_joint', **{'diagnostic_updater.period': 0.0})

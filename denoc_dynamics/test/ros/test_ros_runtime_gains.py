@@ -62,7 +62,7 @@ def test_a_servo_gain_set_at_runtime_takes_effect_without_a_jump(context):
                     **{'diagnostic_updater.period': 0.0})
     try:
         sim = node.sim
-        kp0, kd0 = sim.kp.copy(), sim.kd.copy()
+        kp0, kd0 = sim.drives.kp.copy(), sim.drives.kd.copy()
         d = 5.0      # a constant effort on joint1 (a vertical axis): error d / kp
         sim.set_joint_command(np.arange(7), np.full(7, POSITION),
                               np.array([d] + [0.0] * 6), np.array(POSE), np.zeros(7))
@@ -80,10 +80,10 @@ def test_a_servo_gain_set_at_runtime_takes_effect_without_a_jump(context):
         assert result[0].successful, result[0].reason
         assert node.get_parameter('servo.joint2.kd').value == float(int(kd0[1]) + 1)
         run(node, 3.0, efforts)
-        assert sim.kp[0] == kp1 and sim.kd[0] == kd0[0]
+        assert sim.drives.kp[0] == kp1 and sim.drives.kd[0] == kd0[0]
         assert sim.q[0] - POSE[0] == pytest.approx(d / kp1, rel=0.02)
-        np.testing.assert_array_equal(sim.kp[1:], kp0[1:])
-        assert sim.kd[1] == float(int(kd0[1]) + 1)
+        np.testing.assert_array_equal(sim.drives.kp[1:], kp0[1:])
+        assert sim.drives.kd[1] == float(int(kd0[1]) + 1)
         # switched at once, the effort would jump by (kp1 - kp0) e0 = 3/4 d
         jump = abs((kp1 - kp0[0]) * e0)
         steps = np.abs(np.diff([efforts[0]] + efforts))
@@ -98,19 +98,19 @@ def test_a_bad_servo_gain_is_refused_with_a_reason_and_the_old_kept(context, val
     node = sim_node(context, urdf_path=bundled_urdf(), real_time_factor=0.0,
                     **{'diagnostic_updater.period': 0.0})
     try:
-        kp0 = node.sim.kp.copy()
+        kp0 = node.sim.drives.kp.copy()
         result = node.set_parameters([Parameter('servo.joint1.kp', value=value)])[0]
         assert not result.successful
         assert reason in result.reason, result.reason
         assert node.get_parameter('servo.joint1.kp').value == kp0[0]
         run(node, 2 * RAMP_TIME)
-        np.testing.assert_array_equal(node.sim.kp, kp0)
+        np.testing.assert_array_equal(node.sim.drives.kp, kp0)
         # one bad value among good ones: none of them is applied
         results = node.set_parameters_atomically([
             Parameter('servo.joint2.kp', value=1.0), Parameter('servo.joint1.kd', value=-2.0)])
         assert not results.successful
         run(node, 2 * RAMP_TIME)
-        np.testing.assert_array_equal(node.sim.kp, kp0)
+        np.testing.assert_array_equal(node.sim.drives.kp, kp0)
     finally:
         node.destroy_node()
 

@@ -46,7 +46,7 @@ def drive_effort(node, msg):
     drives' torque plus the joints' friction, damping and stops at the state published.
     """
     q, qd = np.asarray(msg.position), np.asarray(msg.velocity)
-    return np.asarray(msg.effort) - node.sim.passive_torques(q, qd)
+    return np.asarray(msg.effort) - node.sim.model.passive_torques(q, qd)
 
 
 def make_sim(context, **params):
@@ -121,20 +121,20 @@ def test_position_commands_reach_and_hold_the_target(sim):
     assert error[-100:].max() < 2e-3
     # the effort published is the servo's, within the URDF limits
     effort = np.asarray(sim.robot_js_pub.messages[-1].effort)
-    assert np.all(np.abs(effort) <= sim.sim.effort_limit)
+    assert np.all(np.abs(effort) <= sim.sim.model.effort_limit)
     assert np.allclose(effort, sim.sim.robot.gravity_torques(TARGET), atol=0.05)
 
 
 def test_the_servo_gains_are_typed_parameters_per_joint(context):
     node = make_sim(context, **{'servo.joint7.kp': 0.5, 'servo.joint7.kd': 0.02})
     try:
-        assert node.sim.kp[6] == 0.5 and node.sim.kd[6] == 0.02
+        assert node.sim.drives.kp[6] == 0.5 and node.sim.drives.kd[6] == 0.02
         descriptor = node.describe_parameter('servo.joint1.kp')
         assert descriptor.type == Parameter.Type.DOUBLE.value and not descriptor.read_only
         assert 'joint1' in descriptor.description and 'runtime' in descriptor.description
         # the default: critically damped at servo_frequency on the smallest inertia
         kp1 = node.get_parameter('servo.joint1.kp').value
-        assert kp1 == pytest.approx(node.sim.inertia[0] * (2 * np.pi * 25.0) ** 2)
+        assert kp1 == pytest.approx(node.sim.model.inertia[0] * (2 * np.pi * 25.0) ** 2)
         # a softer wrist: joint7 now settles slowly, the others as before
         client = TopicSystemClient(node, TARGET)
         q = client.run(1.0)
@@ -155,7 +155,7 @@ def test_mixed_interfaces_in_the_compact_layout(context):
         msg = JointState(name=NAMES, position=hold.tolist(), velocity=[0.3], effort=[0.02])
         node._on_joint_command(msg)
         assert node.joint_command_rejections.total == 0
-        assert node.sim.drive_mode.tolist() == [POSITION] * 4 + [VELOCITY, POSITION, EFFORT]
+        assert node.sim.drives.mode.tolist() == [POSITION] * 4 + [VELOCITY, POSITION, EFFORT]
         states = run(node, 2.0)
         q = np.array([m.position for m in states])
         qd = np.array([m.velocity for m in states])
@@ -169,7 +169,7 @@ def test_mixed_interfaces_in_the_compact_layout(context):
         assert q[-1, 6] > Q0[6] + 0.01   # pushed against its friction, it slides
         # full-length arrays mean every named joint: velocity for joint5 and joint6
         node._on_joint_command(JointState(name=['joint5', 'joint6'], velocity=[0.0, 0.0]))
-        assert node.sim.drive_mode.tolist() == [POSITION] * 4 + [VELOCITY, VELOCITY, EFFORT]
+        assert node.sim.drives.mode.tolist() == [POSITION] * 4 + [VELOCITY, VELOCITY, EFFORT]
         states = run(node, 1.0)
         assert np.abs(states[-1].velocity[4:6]).max() < 1e-3
     finally:
@@ -181,7 +181,7 @@ def test_position_with_velocity_and_effort_feedforward(sim):
     target[3] = -1.0
     sim._on_joint_command(JointState(name=NAMES, position=target.tolist(),
                                      velocity=[0.0] * 7, effort=[0.0] * 7))
-    assert sim.sim.drive_mode.tolist() == [POSITION] * 7
+    assert sim.sim.drives.mode.tolist() == [POSITION] * 7
     states = run(sim, 2.0)
     assert np.abs(np.asarray(states[-1].position) - target).max() < 2e-3
 
@@ -202,17 +202,17 @@ def test_bad_commands_are_rejected_and_nothing_moves(sim, msg, reason):
     assert sim.joint_command_rejections.counts == {reason: 1}
     states = run(sim, 0.3)
     # still in hold mode: not a hair moved
-    assert sim.sim.mode == 'hold' and not sim.sim.joint_commanded
+    assert sim.sim.mode == 'hold' and not sim.sim.drives.joint_commanded
     assert all(list(m.position) == list(Q0) for m in states)
 
     # after a good command, a bad one changes nothing either
     sim._on_joint_command(JointState(name=NAMES, position=list(TARGET)))
     run(sim, 0.1)
-    reference = sim.sim.q_ref.copy(), sim.sim.drive_mode.copy()
+    reference = sim.sim.drives.q_ref.copy(), sim.sim.drives.mode.copy()
     sim._on_joint_command(msg)
     assert sim.joint_command_rejections.counts == {reason: 2}
-    assert np.array_equal(sim.sim.q_ref, reference[0])
-    assert np.array_equal(sim.sim.drive_mode, reference[1])
+    assert np.array_equal(sim.sim.drives.q_ref, reference[0])
+    assert np.array_equal(sim.sim.drives.mode, reference[1])
 
 
 def test_the_status_line_counts_the_rejected_joint_commands(sim):
@@ -226,7 +226,7 @@ def test_a_joint_command_timeout_holds_the_position(context):
     try:
         node._on_joint_command(JointState(name=['joint1'], velocity=[0.5]))
         # the joints it leaves out hold where they are
-        assert node.sim.drive_mode.tolist() == [VELOCITY] + [POSITION] * 6
+        assert node.sim.drives.mode.tolist() == [VELOCITY] + [POSITION] * 6
         states = run(node, 0.5)
         assert states[-1].velocity[0] == pytest.approx(0.5, abs=0.01)
         states = run(node, 1.5)
@@ -249,16 +249,16 @@ def test_without_a_timeout_the_last_command_is_held(sim):
 def test_effort_commands_and_joint_commands_take_over_from_each_other(sim):
     sim._on_joint_command(JointState(name=NAMES, position=list(TARGET)))
     run(sim, 0.2)
-    assert sim.sim.joint_commanded
+    assert sim.sim.drives.joint_commanded
     gravity = sim.sim.robot.gravity_torques(sim.sim.q)
     sim._on_command(Float64MultiArray(data=gravity.tolist()))
-    assert not sim.sim.joint_commanded
-    assert sim.sim.drive_mode.tolist() == [EFFORT] * 7
+    assert not sim.sim.drives.joint_commanded
+    assert sim.sim.drives.mode.tolist() == [EFFORT] * 7
     states = run(sim, 0.1)
     assert np.allclose(drive_effort(sim, states[-1]),
-                       np.clip(gravity, -sim.sim.effort_limit, sim.sim.effort_limit))
+                       np.clip(gravity, -sim.sim.model.effort_limit, sim.sim.model.effort_limit))
     sim._on_joint_command(JointState(name=NAMES, position=list(TARGET)))
-    assert sim.sim.joint_commanded
+    assert sim.sim.drives.joint_commanded
     states = run(sim, 3.0)
     assert np.abs(np.asarray(states[-1].position) - TARGET).max() < 2e-3
 

@@ -6,7 +6,7 @@ from denoc_dynamics.computed_torque import PDGravity
 from denoc_dynamics.computed_torque import sampled_loop
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.sample_urdfs import random_chain_urdf
-from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.sim_settings import PhysicsParameters
 from denoc_dynamics.simulation import Simulation
 from denoc_dynamics.trajectory import check_trajectory
 from denoc_dynamics.trajectory import demo_trajectory
@@ -55,7 +55,7 @@ def test_error_feedback_acts_through_the_inertia_matrix():
 
 def test_friction_compensation_cancels_the_simulated_friction(arm):
     sim = Simulation(arm, PhysicsParameters(), initial_positions=POSE)
-    with_friction = ComputedTorque(arm, 400.0, 40.0, friction_velocity=sim.friction_velocity)
+    with_friction = ComputedTorque(arm, 400.0, 40.0, friction_velocity=sim.model.friction_velocity)
     without = ComputedTorque(arm, 400.0, 40.0, friction_compensation=False)
     rng = np.random.default_rng(4)
     for _ in range(10):
@@ -63,7 +63,7 @@ def test_friction_compensation_cancels_the_simulated_friction(arm):
         qd = 0.3 * rng.normal(size=arm.n)
         # at zero error the feedforward at the desired velocity is the arm's friction
         difference = with_friction(q, qd, q, qd, 0 * q) - without(q, qd, q, qd, 0 * q)
-        np.testing.assert_allclose(difference, -sim.passive_torques(q, qd), rtol=1e-12)
+        np.testing.assert_allclose(difference, -sim.model.passive_torques(q, qd), rtol=1e-12)
         assert np.abs(difference).max() > 0.05
 
 
@@ -92,7 +92,7 @@ def track(robot, law_class, rate, duration, delay=0):
                                demo_trajectory(chain.lower, chain.upper, POSE))
     trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (POSE, 0 * POSE, 0 * POSE))
     if law_class is ComputedTorque:
-        law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity)
+        law = ComputedTorque(robot, KP, KD, friction_velocity=sim.model.friction_velocity)
     else:
         law = PDGravity(robot, KP, KD, POSE)
     errors = sampled_loop(sim, law, trajectory, rate, duration, delay)
@@ -129,7 +129,7 @@ def test_a_wrong_friction_model_does_not_destabilize_the_hold(arm):
     sim = Simulation(arm, PhysicsParameters(physics_rate=1000.0, command_timeout=0.0),
                      initial_positions=POSE, initial_velocities=[0.0] * 6 + [0.02],
                      start_mode='running')
-    assert sim.friction_velocity[6] > 0.1
+    assert sim.model.friction_velocity[6] > 0.1
     law = ComputedTorque(arm, 400.0, 40.0, friction_velocity=0.05)
     errors = sampled_loop(sim, law, Trajectory.hold(0.0, POSE), 100.0, 3.0)
     assert np.abs(errors[-100:]).max() < 1e-4
@@ -150,7 +150,7 @@ def rest_error(robot, scale, feedback, duration=3.0, delay=0):
     checked = check_trajectory(robot.joint_names, chain.lower, chain.upper, robot.joint_names,
                                points)
     trajectory = Trajectory.from_checked(checked, 0.0, 0.0, (POSE, 0 * POSE, 0 * POSE))
-    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity,
+    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.model.friction_velocity,
                          friction_feedback=feedback, friction_scale=scale)
     errors = sampled_loop(sim, law, trajectory, 100.0, duration + 1.0 + 0.01, delay)
     return np.abs(errors[-1]).max()

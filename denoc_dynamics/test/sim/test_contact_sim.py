@@ -11,7 +11,8 @@ from denoc_dynamics.core.momentum_observer import MomentumObserver
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import POSITION
 from denoc_dynamics.sim_loads import SimulatedSensors
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 from denoc_dynamics.trajectory import check_trajectory, demo_trajectory, Trajectory
 from helpers import pin, require_pinocchio
 import numpy as np
@@ -226,7 +227,7 @@ def _controlled(robot, trajectory, duration, observers, events=()):
     """
     sim = Simulation(robot, PhysicsParameters(command_timeout=0.0), initial_positions=POSE,
                      start_mode='running')
-    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.friction_velocity)
+    law = ComputedTorque(robot, KP, KD, friction_velocity=sim.model.friction_velocity)
     pending = sorted(events, key=lambda event: event[0])
     times, states, residuals = [], [], []
 

@@ -10,7 +10,7 @@ the arm as M^-1 tau; the sim node takes the mode as its ``effort_mode`` paramete
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import EFFORT
-from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.sim_settings import PhysicsParameters
 from denoc_dynamics.simulation import Simulation
 import numpy as np
 import pytest
@@ -27,7 +27,7 @@ def arm():
 def simulation(robot, effort_mode):
     sim = Simulation(robot, PhysicsParameters(effort_mode=effort_mode),
                      initial_positions=POSE)
-    sim.feedforward_steps = CHUNK   # as the runner sets it
+    sim.drives.feedforward_steps = CHUNK   # as the runner sets it
     return sim
 
 
@@ -73,7 +73,7 @@ def test_a_command_on_top_accelerates_the_arm_as_m_inverse_tau(arm):
     np.testing.assert_allclose(sim.applied_effort, tau + arm.gravity_torques(POSE),
                                atol=1e-9)
     # the sim's own dynamics at the start (at rest: no damping, no friction)
-    qdd = sim.acceleration(POSE, np.zeros(7), sim.applied_effort)
+    qdd = sim.model.acceleration(POSE, np.zeros(7), sim.applied_effort)
     np.testing.assert_allclose(qdd, np.linalg.solve(arm.inertia_matrix(POSE), tau),
                                atol=1e-9)
     assert sim.qd[3] > 0.0

@@ -17,7 +17,8 @@ from denoc_dynamics import load_urdf
 from denoc_dynamics.passive import STOP_BOUND
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import EFFORT, POSITION
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 import numpy as np
 import pytest
 
@@ -128,8 +129,8 @@ def test_a_drive_at_full_effort_presses_its_joint_at_most_the_set_deflection():
     from denoc_dynamics.passive import STOP_DEFLECTION
     for robot in ARMS.values():
         sim = Simulation(robot)
-        static = robot.joints.effort / sim.stop_stiffness
-        at_budget = np.isclose(sim.stop_omega, sim.stop_omega.max())
+        static = robot.joints.effort / sim.model.stop_stiffness
+        at_budget = np.isclose(sim.model.stop_omega, sim.model.stop_omega.max())
         assert np.all((static <= STOP_DEFLECTION * (1.0 + 1e-9)) | at_budget), static
         assert np.all(static < 0.6 * STOP_BOUND), static
         assert np.count_nonzero(static <= STOP_DEFLECTION * (1.0 + 1e-9)) >= 4

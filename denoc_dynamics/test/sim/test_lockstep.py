@@ -10,8 +10,8 @@ The runner in lockstep: a controller that answers every published state is in th
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.runner import SimulationRunner
 from denoc_dynamics.simulation import Simulation
-from denoc_dynamics.simulation import SimulationRunner
 import numpy as np
 import pytest
 

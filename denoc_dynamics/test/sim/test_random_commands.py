@@ -14,7 +14,8 @@ limit": random commands), checked here with a margin of a few percent.
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.servo import POSITION, VELOCITY
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 from helpers import NOT_BRAKING
 import numpy as np
 import pytest

@@ -1,16 +1,16 @@
 """The joint drives (denoc_dynamics.servo); Simulation joint commands, stepping, resets."""
 
 from denoc_dynamics import load_urdf
+from denoc_dynamics.drives import CommandOutOfRange
 from denoc_dynamics.resources import bundled_urdf
+from denoc_dynamics.runner import SimulationRunner
 from denoc_dynamics.servo import default_gains
 from denoc_dynamics.servo import EFFORT
 from denoc_dynamics.servo import POSITION
 from denoc_dynamics.servo import unstable_gains
 from denoc_dynamics.servo import VELOCITY
-from denoc_dynamics.simulation import CommandOutOfRange
-from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.sim_settings import PhysicsParameters
 from denoc_dynamics.simulation import Simulation
-from denoc_dynamics.simulation import SimulationRunner
 import numpy as np
 import pytest
 
@@ -71,7 +71,7 @@ def test_a_joint_command_holds_the_pose_against_gravity(robot):
     # the effort path is unchanged: an effort command takes over
     sim.set_command(np.zeros(7))
     runner.step_chunk()
-    assert not sim.joint_commanded and np.all(sim.applied_effort == 0.0)
+    assert not sim.drives.joint_commanded and np.all(sim.applied_effort == 0.0)
 
 
 @pytest.mark.parametrize('args, error', [
@@ -85,8 +85,8 @@ def test_bad_joint_commands_change_nothing(robot, args, error):
     sim = Simulation(robot, initial_positions=Q0)
     with pytest.raises(error):
         sim.set_joint_command(*args)
-    assert sim.mode == 'hold' and not sim.joint_commanded
-    assert np.all(sim.drive_mode == EFFORT)
+    assert sim.mode == 'hold' and not sim.drives.joint_commanded
+    assert np.all(sim.drives.mode == EFFORT)
 
 
 def test_step_paused_takes_exactly_n_steps(robot):

@@ -12,7 +12,7 @@ from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.joint_io import EffortCommandReader
 from denoc_dynamics.servo import EFFORT
-from denoc_dynamics.simulation import PhysicsParameters
+from denoc_dynamics.sim_settings import PhysicsParameters
 from denoc_dynamics.simulation import Simulation
 import numpy as np
 import pytest
@@ -31,7 +31,7 @@ def simulation(robot):
     sim = Simulation(robot, PhysicsParameters(effort_mode='gravity_compensated',
                                               command_timeout=0.5),
                      initial_positions=POSE)
-    sim.feedforward_steps = 10
+    sim.drives.feedforward_steps = 10
     return sim
 
 
@@ -54,14 +54,14 @@ def test_arm_efforts_and_a_finger_force_drive_side_by_side(robot):
     sim.set_command(tau, ARM)
     sim.advance(10)
     finger_effort(sim, 3.0)
-    assert sim.joint_commanded
-    assert list(sim.drive_mode) == [EFFORT] * 8       # nothing is held in position
+    assert sim.drives.joint_commanded
+    assert list(sim.drives.mode) == [EFFORT] * 8       # nothing is held in position
     for _ in range(10):
         sim.set_command(tau, ARM)                      # the arm's controller goes on
         sim.advance(10)
     g = robot.gravity_torques(sim.q)     # held over a publish period: the arm moves
     assert sim.applied_effort[3] == pytest.approx(1.5 + g[3], abs=0.1)
-    assert sim.tau_cmd[FINGER] == pytest.approx(3.0 + g[FINGER], abs=0.1)
+    assert sim.drives.tau_cmd[FINGER] == pytest.approx(3.0 + g[FINGER], abs=0.1)
     assert sim.q[FINGER] > POSE[FINGER] + 0.005         # the finger opened
     assert sim.qd[3] > 0.0                              # the arm's command acts
     # the arm's commands stop: after command_timeout its joints get zero (plus g)
@@ -76,6 +76,6 @@ def test_a_command_for_every_joint_takes_over(robot):
     sim.set_command(np.zeros(8), ARM)
     finger_effort(sim, 3.0)
     sim.set_command(np.zeros(8))            # covers the finger too
-    assert not sim.joint_commanded
+    assert not sim.drives.joint_commanded
     sim.advance(10)
     assert abs(sim.applied_effort[FINGER] - robot.gravity_torques(sim.q)[FINGER]) < 1e-6

@@ -11,7 +11,8 @@ one runs.
 
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 import numpy as np
 import pytest
 
@@ -25,9 +26,9 @@ def _middle(robot):
 
 def test_the_start_up_line_says_the_gripper_arm_runs_the_sweeps():
     assert ROBOT.n < ROBOT.n_bodies
-    line = Simulation(ROBOT).describe()
+    line = Simulation(ROBOT).model.describe()
     assert "Saha's O(n) forward dynamics" in line and 'mimic' in line
-    reference = Simulation(ROBOT, PhysicsParameters(fd_method='cholesky')).describe()
+    reference = Simulation(ROBOT, PhysicsParameters(fd_method='cholesky')).model.describe()
     assert 'Cholesky' in reference and "Saha's" not in reference
 
 
@@ -40,9 +41,9 @@ def test_the_gripper_arm_matches_the_cholesky_reference_over_2_s(integrator):
             for method in ('denoc', 'cholesky')]
     signs = (-1.0) ** np.arange(ROBOT.n)
     for sim in sims:
-        sim.set_command(0.3 * signs * sim.effort_limit)
+        sim.set_command(0.3 * signs * sim.model.effort_limit)
         assert sim.advance(1000) == 1000 and sim.failure is None
-        sim.set_command(-signs * sim.effort_limit)       # full effort: limits engage
+        sim.set_command(-signs * sim.model.effort_limit)       # full effort: limits engage
         assert sim.advance(1000) == 1000 and sim.failure is None
     assert np.abs(sims[0].q - q0).max() > 0.1
     np.testing.assert_allclose(sims[0].q, sims[1].q, rtol=0, atol=1e-9)

@@ -1,8 +1,8 @@
 """
 The compiled physics step (denoc_dynamics.physics) and the drives' velocity contract.
 
-* The compiled step is the Python reference step (denoc_dynamics.reference_physics,
-  one Robot.forward_dynamics a stage) to round-off: every integrator, the effort and
+* The compiled step is the Python reference step (reference_physics.py beside this
+  file, one Robot.forward_dynamics a stage) to round-off: every integrator, the effort and
   the servo path, the velocity limit and the stops engaged, with and without mimic
   joints.
 * Every drive saturated (an effort command of 1e12 on each joint, clamped to the URDF
@@ -13,24 +13,17 @@ The compiled physics step (denoc_dynamics.physics) and the drives' velocity cont
 import os
 
 from denoc_dynamics import load_urdf
+from denoc_dynamics.physics import Physics
 from denoc_dynamics.resources import bundled_urdf, example_robot_data_dir
 from denoc_dynamics.servo import POSITION, VELOCITY
-from denoc_dynamics.simulation import PhysicsParameters, Simulation
+from denoc_dynamics.sim_settings import PhysicsParameters
+from denoc_dynamics.simulation import Simulation
 from helpers import NOT_BRAKING
 import numpy as np
 import pytest
+from reference_physics import ReferencePhysics
 
 ARM_POSE = np.array([0.1, 0.6, 0.2, -1.2, 0.3, 1.0, 0.1])
-
-
-class _StandIn:
-    """A robot that is not a Robot: the Simulation steps it in Python (the reference)."""
-
-    def __init__(self, robot):
-        self._robot = robot
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
 
 
 def _middle(robot):
@@ -57,38 +50,39 @@ ARMS = _arms()
 def test_the_compiled_step_is_the_python_reference(name, integrator):
     robot = ARMS[name]
     q0 = _middle(robot)
-    sims = [Simulation(r, PhysicsParameters(integrator=integrator, command_timeout=0.0),
-                       initial_positions=q0, start_mode='running')
-            for r in (robot, _StandIn(robot))]
+    sims = [Simulation(robot, PhysicsParameters(integrator=integrator, command_timeout=0.0),
+                       initial_positions=q0, start_mode='running', physics=physics)
+            for physics in (Physics, ReferencePhysics)]
     signs = (-1.0) ** np.arange(robot.n)
     for sim in sims:                   # full effort: velocity limits and stops engage
-        sim.set_command(signs * sim.effort_limit)
+        sim.set_command(signs * sim.model.effort_limit)
         assert sim.advance(300) == 300
     assert np.abs(sims[0].qd).max() > 0.5
     np.testing.assert_allclose(sims[0].q, sims[1].q, rtol=0, atol=1e-9)
     np.testing.assert_allclose(sims[0].qd, sims[1].qd, rtol=0, atol=1e-7)
     np.testing.assert_allclose(sims[0].applied_effort, sims[1].applied_effort, atol=1e-6)
     for sim in sims:                   # the servo path: position and velocity modes
-        sim.feedforward_steps = 10
+        sim.drives.feedforward_steps = 10
         modes = [VELOCITY if k % 2 else POSITION for k in range(robot.n)]
         sim.set_joint_command(np.arange(robot.n), modes, np.zeros(robot.n), q0,
                               0.3 * signs)
         assert sim.advance(300) == 300 and sim.failure is None
     np.testing.assert_allclose(sims[0].q, sims[1].q, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(sims[0].q_ref, sims[1].q_ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(sims[0].drives.q_ref, sims[1].drives.q_ref, rtol=0, atol=1e-9)
 
 
 def test_the_start_up_line_names_the_forward_dynamics():
-    assert "Saha's O(n) forward dynamics" in Simulation(ARMS['arm7']).describe()
-    assert 'O(n^3)' in Simulation(ARMS['arm7'], PhysicsParameters(fd_method='cholesky')).describe()
-    assert 'mimic' in Simulation(ARMS['arm7_gripper']).describe()
+    assert "Saha's O(n) forward dynamics" in Simulation(ARMS['arm7']).model.describe()
+    cholesky = PhysicsParameters(fd_method='cholesky')
+    assert 'O(n^3)' in Simulation(ARMS['arm7'], cholesky).model.describe()
+    assert 'mimic' in Simulation(ARMS['arm7_gripper']).model.describe()
 
 
 def test_the_arm_with_a_mimic_gripper_simulates():
     robot = ARMS['arm7_gripper']
     assert robot.n < robot.n_bodies
     sim = Simulation(robot, initial_positions=_middle(robot), start_mode='running')
-    assert 'mimic' in sim.describe()
+    assert 'mimic' in sim.model.describe()
     sim.advance(500)
     assert sim.failure is None and np.abs(sim.q - _middle(robot)).max() > 0.05
 

@@ -1,24 +1,23 @@
 """
-The step of :mod:`.physics` written in Python over ``robot.forward_dynamics``.
+The step of :mod:`denoc_dynamics.physics` written in Python over ``robot.forward_dynamics``.
 
 It is the reference that the compiled step is checked against, and the physics of a
-:class:`~.simulation.Simulation` whose robot is not a :class:`~.core.robot.Robot`
-(a stand-in with its own ``forward_dynamics``, as the tests use to inject a failing
-dynamics call).  The drives' laws, the passive physics, the velocity limit and the
-AB4 history are the compiled helpers of :mod:`.physics` called from Python; the
-inverse of the inertia matrix is LAPACK's, and RK4 is written out stage by stage.
+test's stand-in robot with its own ``forward_dynamics`` (to inject a failing dynamics
+call): a test passes it to ``Simulation(..., physics=ReferencePhysics)``.  The drives'
+laws, the passive physics, the velocity limit and the AB4 history are the compiled
+helpers of :mod:`denoc_dynamics.physics` called from Python; the inverse of the
+inertia matrix is LAPACK's, and RK4 is written out stage by stage.
 """
 
+from denoc_dynamics.physics import (AB4, adams_bashforth, beyond_limits, DIVERGED,
+                                    drive_efforts, DRIVE_PASSES, driving,
+                                    hold_velocity_limits, NON_FINITE, passive_torques,
+                                    Physics, push_history, RUNNING, SEMI_IMPLICIT_EULER, TAU)
 import numpy as np
-
-from .physics import (AB4, adams_bashforth, beyond_limits, DIVERGED, drive_efforts,
-                      DRIVE_PASSES, driving, hold_velocity_limits, NON_FINITE,
-                      passive_torques, Physics, push_history, RUNNING, SEMI_IMPLICIT_EULER,
-                      TAU)
 
 
 class ReferencePhysics(Physics):
-    """:class:`.physics.Physics` stepped in Python, one ``robot.forward_dynamics`` a stage."""
+    """The compiled ``Physics`` stepped in Python, one ``robot.forward_dynamics`` a stage."""
 
     def __init__(self, robot, method: str = 'denoc'):
         """Lay out the buffers; call ``robot.forward_dynamics(..., method)`` per stage."""
@@ -33,7 +32,7 @@ class ReferencePhysics(Physics):
         return self.robot.forward_dynamics(q, qd, tau + passive, self.method)
 
     def _run(self, steps, servo, h, integrator, divergence_velocity):
-        """Take up to ``steps`` steps, as :func:`.physics.advance` does."""
+        """Take up to ``steps`` steps, as :func:`denoc_dynamics.physics.advance` does."""
         n = len(self.mode)
         for step in range(steps):
             q, qd = self.x[:n].copy(), self.x[n:].copy()
