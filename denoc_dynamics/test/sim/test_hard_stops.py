@@ -4,10 +4,13 @@ Hard stops: no joint gets more than STOP_BOUND (0.01 rad, m) past a position lim
 Each joint of both bundled arms is driven by its own drive at full effort into each of
 its stops, from 1 rad (the finger: its whole stroke) before it, so that it arrives at
 its velocity limit, while the other drives hold their positions; then every drive at
-full effort at once (all one way, and alternating).  The peak beyond the limit over
-the impact and the push that follows stays within the bound (docs/bad-input.md,
-"Hard stops"); before the stops were stiffened the same runs reached 0.27 rad
-(denoc_arm7's joint7).
+full effort at once (all one way, and alternating); then limp joints (drives off)
+falling into their stops under gravity, faster than their velocity limits, with one
+drive at full effort or none.  The peak beyond the limit over the impact and the push
+that follows stays within the bound (docs/bad-input.md, "Hard stops"); before the
+stops were stiffened the same runs reached 0.27 rad (denoc_arm7's joint7).  The limp
+falls do not hold it yet (0.026 rad, joint2 arriving at 4.4 v_max): marked xfail,
+strict, until the stops hold them.
 """
 
 from denoc_dynamics import load_urdf
@@ -86,6 +89,38 @@ def test_every_drive_at_full_effort_stays_within_the_bound(name, integrator):
         assert sim.failure is None
         assert np.count_nonzero(peak) >= robot.n - 1     # (the finger may start there)
         assert peak.max() <= bound, dict(zip(robot.joint_names, peak))
+
+
+@pytest.mark.xfail(strict=True, reason='a limp joint falls up to 0.026 rad past its stop: '
+                   'a stiffer spring jolts the other joints past v_max (docs/bad-input.md)')
+@pytest.mark.parametrize('name', sorted(ARMS))
+def test_limp_joints_falling_into_their_stops_stay_within_the_bound(name):
+    robot = ARMS[name]
+    n, v_max = robot.n, robot.joints.velocity
+    lower, upper = robot.joints.lower, robot.joints.upper
+    q0 = np.where(np.isfinite(lower), 0.5 * (lower + upper), 0.0)
+    worst, fastest = {}, 0.0
+    for driven, sign in [(None, 0.0)] + [(j, s) for j in range(n) for s in (-1.0, 1.0)]:
+        sim = Simulation(robot, PhysicsParameters(command_timeout=0.0), q0,
+                         start_mode='running')
+        tau = np.zeros(n)                          # 0: the drive is off, the joint limp
+        if driven is not None:
+            tau[driven] = sign * robot.joints.effort[driven]
+        sim.set_command(tau)
+        peak = np.zeros(n)
+        for _ in range(2500):                      # 2.5 s: the fall, the impacts, at rest
+            before = beyond(robot, sim.q) == 0.0
+            speed = np.abs(sim.qd)
+            sim.advance(1)
+            past = beyond(robot, sim.q)
+            arriving = before & (past > 0.0)
+            fastest = max(fastest, (speed / v_max)[arriving].max(initial=0.0))
+            peak = np.maximum(peak, past)
+        assert sim.failure is None
+        worst[driven, sign] = peak.max(), robot.joint_names[int(peak.argmax())]
+    assert fastest > 1.5, 'limp joints arrive faster than their drives would take them'
+    assert max(v[0] for v in worst.values()) <= STOP_BOUND, {
+        k: v for k, v in worst.items() if v[0] > STOP_BOUND}
 
 
 def test_a_drive_at_full_effort_presses_its_joint_at_most_the_set_deflection():
