@@ -206,7 +206,7 @@ def test_observer_in_dynamics_node_at_100_hz_reads_no_contact(context):
                                    robot.joint_names,
                                    demo_trajectory(chain.lower, chain.upper, pose, 6.0))
         trajectory = Trajectory.from_checked(checked, 0.0, s.t, (pose, zero, zero))
-        law = ComputedTorque(robot, 225.0, 30.0, friction_velocity=s.friction_velocity)
+        law = ComputedTorque(robot, 225.0, 30.0, friction_velocity=s.model.friction_velocity)
         names = robot.joint_names
         sampled_loop(s, law, trajectory, 100.0, 6.0, observe=lambda s: dynamics._on_joint_state(
             _joint_state(names, 1.0 + s.t, s.q, s.qd, s.joint_torque)))
