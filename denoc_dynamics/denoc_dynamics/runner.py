@@ -182,6 +182,7 @@ class SimulationRunner:
             self._anchor = None
             self.meter.reset()
             self._was_frozen = frozen
+            self._awaiting = None     # a wait from before the pause is no miss
         if frozen:
             if now < self._next_frozen:
                 return self._next_frozen - now
