@@ -100,7 +100,7 @@ def support_placements(model, frame, q, data):
     q_body, a, b, column = data.phi, frame.a, frame.b, frame.column
     for i in range(count):
         q_body[i] = a[i] * q[column[i]] + b[i]
-    placements(model.lam, model.prismatic, model.R_tree, model.o_tree, q_body, count,
+    placements(model.lam, model.prismatic, model.R_tree, model.o_tree, q_body, range(count),
                data.R, data.r, data.O)
 
 

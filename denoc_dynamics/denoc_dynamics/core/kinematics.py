@@ -42,15 +42,15 @@ def kinematics(model, data, q):
     lam, prismatic, R_tree, o_tree = model.lam, model.prismatic, model.R_tree, model.o_tree
     m, c, I_O = model.m, model.c, model.I_O
     R, r, e, p, M, d, O = data.R, data.r, data.e, data.p, data.M, data.d, data.O
-    placements(lam, prismatic, R_tree, o_tree, q, n, R, r, O)
+    placements(lam, prismatic, R_tree, o_tree, q, range(n), R, r, O)
     for i in range(n):
         _body_terms(R[i], prismatic[i], m[i], c[i], I_O[i], e[i], p[i], M[i], d[i])
 
 
 @njit_inline
-def placements(lam, prismatic, R_tree, o_tree, q, count, R, r, O):
+def placements(lam, prismatic, R_tree, o_tree, q, bodies, R, r, O):
     """
-    Fill R_i, r_i = O_i - O_lambda(i) and O_i of bodies i = 0..count-1 (lambda(i) < i).
+    Fill R_i, r_i = O_i - O_lambda(i) and O_i of each body i of ``bodies``, parents first.
 
     R_i = R_lambda(i) R_tree,i J_i(q_i), O_i = O_lambda(i) + R_lambda(i) o_tree,i (plus
     q_i along z for a prismatic joint): the forward step of every sweep over the tree.
@@ -58,7 +58,7 @@ def placements(lam, prismatic, R_tree, o_tree, q, count, R, r, O):
     reference-counts every array a helper inlined into a per-body loop is given, and
     every view made in the loop, at each body (a microsecond at n = 7).
     """
-    for i in range(count):
+    for i in bodies:
         if prismatic[i]:                           # a slide along z: J_i = 1
             c, s = 1.0, 0.0
             o0 = o_tree[i, 0] + q[i] * R_tree[i, 0, 2]
