@@ -257,12 +257,16 @@ def stamp(sec, nanosec=0):
 class Recorder:
     """Stands in for a publisher: keeps what is published (``copy`` of it, if given)."""
 
-    def __init__(self, copy=None):
+    def __init__(self, copy=None, subscribers=1):
         self.messages = []
         self._copy = copy
+        self.subscribers = subscribers   # what get_subscription_count() answers
 
     def publish(self, msg):
         self.messages.append(msg if self._copy is None else self._copy(msg))
+
+    def get_subscription_count(self):
+        return self.subscribers
 
 
 # --- the trajectory controller built in this process (its tests in ros/)

@@ -246,7 +246,7 @@ class ArmViewer(Node):
         self.create_subscription(TrajectoryControllerState, self.names.controller_status,
                                  self._on_controller_status, 10, raw=True)
         self.create_subscription(JointState, self.names.external_torques,
-                                 self._on_external_torques, 10)
+                                 self._on_external_torques, 10, raw=True)
         self._last_plot = -math.inf
         self.create_timer(0.1, self._panel_tick)
 
@@ -274,9 +274,15 @@ class ArmViewer(Node):
         if msg.trajectory_active and len(msg.error.positions) == len(msg.joint_names):
             self.plots.add('error', msg.joint_names, msg.error.positions)
 
-    def _on_external_torques(self, msg):
+    def _on_external_torques(self, data):
+        # raw, as the controller's status: one estimate per joint state (1 kHz and
+        # more), and only the samples the plot keeps are read
+        now = time.monotonic()
+        if not self.plots.traces['external'].due(now):
+            return
+        msg = deserialize_message(data, JointState)
         if len(msg.effort) == len(msg.name) and all(map(math.isfinite, msg.effort)):
-            self.plots.add('external', msg.name, msg.effort)
+            self.plots.add('external', msg.name, msg.effort, now)
 
     # --- model -----------------------------------------------------------------------
     def _on_description(self, urdf: str, source: str, from_file: bool):

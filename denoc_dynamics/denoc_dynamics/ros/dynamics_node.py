@@ -17,7 +17,7 @@ Subscribes
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
-Publishes
+Publishes (each topic while it has a subscriber: an output nobody reads costs nothing)
   ``~/joint_accelerations`` (denoc_dynamics_interfaces/JointAccelerations): for every
   accepted joint state, qdd = FD(q, qd, latest command) by Saha's O(n) sweeps
   (parameter ``fd_method``), stamped like the state.
@@ -90,6 +90,13 @@ from ..names import name_list
 
 def _flat(matrix) -> list:
     return np.asarray(matrix, dtype=float).ravel().tolist()
+
+
+def _listened(publisher):
+    """Return ``publisher`` if it exists and its topic has a subscriber, else None."""
+    if publisher is not None and publisher.get_subscription_count() > 0:
+        return publisher
+    return None
 
 
 def _rejected(exc) -> Rejected:
@@ -212,7 +219,13 @@ class DynamicsNode(Node):
             self.gate.check_graph(self.count_publishers(self.state_sub.topic_name))
 
     def _on_joint_state(self, msg, info=None):
-        """Take one joint state (``info``: as :meth:`.state_gate.StateGate.admit`)."""
+        """
+        Take one joint state (``info``: as :meth:`.state_gate.StateGate.admit`).
+
+        Every accepted state goes through the forward dynamics (and the observer, if
+        on); each other output is computed and sent only while its topic has a
+        subscriber, as robot_state_publisher does: its content does not change.
+        """
         state = read_joint_state(self.states, msg, self.state_rejections)
         if state is None:
             return
@@ -224,17 +237,21 @@ class DynamicsNode(Node):
             return
         q, qd = state
         robot = self.robot
-        tau = self.held.current(self._now())
+        tau = self.held.current(now)
         every = self.params.inertia_every_n
-        inertia_due = every > 0 and (self.accepted + 1) % every == 0
+        inertia_due = (every > 0 and (self.accepted + 1) % every == 0
+                       and self.inertia_pub.get_subscription_count() > 0)
+        gravity_pub = _listened(self.gravity_pub)
+        bias_pub = _listened(self.bias_pub)
+        task_space_on = self.task_space_on and _listened(self.task_space_pub) is not None
         try:  # every output first: a non-finite one rejects the state, nothing is sent
             qdd = robot.forward_dynamics(q, qd, tau, method=self.params.fd_method)
             inertia = robot.inertia_matrix(q) if inertia_due else None
-            gravity = robot.gravity_torques(q) if self.gravity_pub is not None else None
-            bias = robot.bias_forces(q, qd) if self.bias_pub is not None else None
+            gravity = robot.gravity_torques(q) if gravity_pub is not None else None
+            bias = robot.bias_forces(q, qd) if bias_pub is not None else None
             task_space = (task_space_message(TaskSpace(), robot, q, qd,
                                              self.params.task_space_frame, '', singular_ok=True)
-                          if self.task_space_on else None)
+                          if task_space_on else None)
         except (ValueError, np.linalg.LinAlgError) as exc:
             rejected = _rejected(exc)
             if isinstance(exc, NonFiniteResult):
@@ -245,18 +262,19 @@ class DynamicsNode(Node):
         stamp = msg.header.stamp
         self.accepted += 1
         self.latest_state = (stamp, q, qd)
-        acc = self.acc_msg
-        acc.header.stamp = stamp
-        acc.acceleration = qdd.tolist()
-        self.acc_pub.publish(acc)
+        if self.acc_pub.get_subscription_count():
+            acc = self.acc_msg
+            acc.header.stamp = stamp
+            acc.acceleration = qdd.tolist()
+            self.acc_pub.publish(acc)
         if inertia is not None:
             self.inertia_msg.header.stamp = stamp
             self.inertia_msg.data = _flat(inertia)
             self.inertia_pub.publish(self.inertia_msg)
         if gravity is not None:
-            self.gravity_pub.publish(self._efforts(stamp, gravity))
+            gravity_pub.publish(self._efforts(stamp, gravity))
         if bias is not None:
-            self.bias_pub.publish(self._efforts(stamp, bias))
+            bias_pub.publish(self._efforts(stamp, bias))
         try:
             self.external.update(msg, q, qd)
         except (Rejected, ValueError) as exc:

@@ -19,7 +19,7 @@ reaches the links (a joint torque sensor's; sim_node publishes exactly that): th
 observer's model I qdd + C qd + g = tau + tau_ext then has no friction term to miss.
 A robot whose ``effort`` is the motor's torque must compensate its friction first.
 
-Publishes (for every accepted state)
+Publishes (for every accepted state, each topic while it has a subscriber)
   ``~/external_torques`` (sensor_msgs/JointState): the estimate r, in ``effort``.
   ``~/external_wrench`` (geometry_msgs/WrenchStamped): the wrench at the origin of
   ``external_wrench_frame`` (default: the chain's last link), in the base frame's axes
@@ -47,16 +47,29 @@ from ..core.momentum_observer import MomentumObserver
 
 #: lambda_max of the damped least squares, relative to the largest singular value of J.
 DAMPING_MAX = 0.1
+#: Eigenvalues of J J^T + lambda^2 1 below this fraction of the largest are left out.
+RCOND = 1e-12
 
 
 def wrench_from_torques(J, tau, eps):
-    """Return F with J^T F = tau in the damped least-squares sense (module doc)."""
-    s = np.linalg.svd(J, compute_uv=False)
+    """
+    Return F with J^T F = tau in the damped least-squares sense (module doc).
+
+    One symmetric eigen-decomposition J J^T = V diag(s^2) V^T gives both the singular
+    values s of J and the solve: F = V diag(1 / (s^2 + lambda^2)) V^T J tau, where a
+    direction with s^2 + lambda^2 at round-off of the largest is left out (the
+    minimum-norm least squares of a rank-deficient J).
+    """
+    s2, V = np.linalg.eigh(J @ J.T)                  # ascending s^2
+    s2 = np.maximum(s2, 0.0)
+    s_min, s_max = math.sqrt(s2[0]), math.sqrt(s2[-1])
     damping = 0.0
-    if s.size and s[-1] < eps:
-        damping = (1.0 - (s[-1] / eps) ** 2) * (DAMPING_MAX * s[0]) ** 2
-    A = J @ J.T + damping * np.eye(6)
-    return np.linalg.lstsq(A, J @ tau, rcond=None)[0]
+    if s_min < eps:
+        damping = (1.0 - (s_min / eps) ** 2) * (DAMPING_MAX * s_max) ** 2
+    d = s2 + damping
+    kept = d > RCOND * max(d[-1], np.finfo(float).tiny)
+    b = V.T @ (J @ tau)
+    return V @ np.divide(b, d, out=np.zeros_like(b), where=kept)
 
 
 class ExternalTorques:
@@ -104,13 +117,15 @@ class ExternalTorques:
         self.contact_msg = Bool()
 
     def update(self, msg, q, qd):
-        """Take an accepted joint state; publish the estimate (Rejected if unusable)."""
+        """
+        Take an accepted joint state; publish the estimate (Rejected if unusable).
+
+        The observer takes every state; each output is built and sent only while its
+        topic has a subscriber (the Jacobian and the wrench's least squares too).
+        """
         if self.observer is None:
             return
-        tau = self.node.states.read_request(msg, True, True)[2]
-        if len(msg.effort) == 0:
-            raise Rejected('no effort', 'the joint state has no effort (measured torques) '
-                                        'for the external torque estimate')
+        tau = self.node.states.effort(msg)
         stamp = msg.header.stamp
         t = stamp.sec + 1e-9 * stamp.nanosec
         dt = math.nan if self.last_stamp is None else t - self.last_stamp
@@ -120,15 +135,18 @@ class ExternalTorques:
         self.last_stamp = t
         r = self.observer.update(q, qd, tau, dt if dt > 0.0 else 0.0)
         pub_torques, pub_wrench, pub_contact = self.pubs
-        self.torques_msg.header.stamp = stamp
-        self.torques_msg.effort = r.tolist()
-        pub_torques.publish(self.torques_msg)
-        J = self.robot.frame_jacobian(q, self.wrench_frame)
-        F = wrench_from_torques(J, r, self.eps)
-        w = self.wrench_msg
-        w.header.stamp = stamp
-        w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = (float(x) for x in F[:3])
-        w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = (float(x) for x in F[3:])
-        pub_wrench.publish(w)
-        self.contact_msg.data = bool(np.any(np.abs(r) > self.thresholds))
-        pub_contact.publish(self.contact_msg)
+        if pub_torques.get_subscription_count():
+            self.torques_msg.header.stamp = stamp
+            self.torques_msg.effort = r.tolist()
+            pub_torques.publish(self.torques_msg)
+        if pub_wrench.get_subscription_count():
+            J = self.robot.frame_jacobian(q, self.wrench_frame)
+            F = wrench_from_torques(J, r, self.eps).tolist()
+            w = self.wrench_msg
+            w.header.stamp = stamp
+            w.wrench.force.x, w.wrench.force.y, w.wrench.force.z = F[:3]
+            w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z = F[3:]
+            pub_wrench.publish(w)
+        if pub_contact.get_subscription_count():
+            self.contact_msg.data = bool((np.abs(r) > self.thresholds).any())
+            pub_contact.publish(self.contact_msg)

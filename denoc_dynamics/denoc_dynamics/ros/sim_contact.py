@@ -95,9 +95,13 @@ class SimContact:
         self.sensors = sensors
 
     def publish(self, snapshot, stamp):
-        """Publish the F/T readings at ``snapshot`` (the state just published)."""
+        """
+        Publish the F/T readings at ``snapshot`` (the state just published).
+
+        The wrench pass runs only while some sensor's topic has a subscriber.
+        """
         sensors = self.sensors
-        if sensors is None:
+        if sensors is None or not any(pub.get_subscription_count() for pub in self.ft_pubs):
             return
         held = self.node.sim.mode == 'hold'
         readings = sensors.read(snapshot.q, snapshot.qd, snapshot.effort, held=held)

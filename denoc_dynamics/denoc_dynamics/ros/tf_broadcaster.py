@@ -4,11 +4,11 @@
 One transform per URDF joint, from its parent link's frame to its child link's, the
 frame names those of the URDF with ``frame_prefix`` in front (robot_state_publisher's
 parameter, for namespaced robots): the movable joints on ``/tf`` at every published
-joint state, stamped like it; the fixed joints (and side-branch joints locked by a
-``tip_link``) once on ``/tf_static`` (transient local, depth 1, as tf2's static
-broadcaster).  Mimic joints follow their leaders.  The transforms are the model's
-(:mod:`denoc_dynamics.core.frames`): composed from the base, they give every link's
-``Robot.frame_placement``.
+joint state while /tf has a subscriber, stamped like it; the fixed joints (and
+side-branch joints locked by a ``tip_link``) once on ``/tf_static`` (transient
+local, depth 1, as tf2's static broadcaster).  Mimic joints follow their leaders.
+The transforms are the model's (:mod:`denoc_dynamics.core.frames`): composed from
+the base, they give every link's ``Robot.frame_placement``.
 
 tf2_msgs is not on PyPI: without it :func:`make_tf_broadcaster` says so in one log line
 and returns None.
@@ -101,8 +101,13 @@ class TfBroadcaster:
             r.w, r.x, r.y, r.z = q
 
     def publish(self, stamp, q):
-        """Publish the movable joints' transforms at coordinates q on /tf, stamped."""
-        if self.robot is None or not len(self.bodies):
+        """
+        Publish the movable joints' transforms at coordinates q on /tf, stamped.
+
+        Nothing is computed while /tf has no subscriber (a tf2 listener, RViz, a bag).
+        """
+        if self.robot is None or not len(self.bodies) \
+                or not self.tf_pub.get_subscription_count():
             return
         chain = self.robot.chain
         k = self.bodies

@@ -62,6 +62,7 @@ class Feel:
         self.readings: Dict[str, tuple] = {}    # topic -> (time, msg, colour)
         self.subscriptions: Dict[str, object] = {}
         self.arrows = None
+        self._arrows_shown = None    # (points rounded, colours) of the arrows sent
         self.link = None
         self.handle = None
         self.dragging: Optional[int] = None     # id of the client that drags
@@ -195,8 +196,16 @@ class Feel:
                 np.array(colours, dtype=np.uint8).reshape(-1, 3))
 
     def draw_arrows(self):
-        """Replace the arrows by those of the fresh readings (none: removed)."""
+        """
+        Replace the arrows by those of the fresh readings (none: removed).
+
+        Arrows that moved less than a millimetre (points rounded) are not sent again.
+        """
         points, colours = self.arrow_points()
+        shown = (np.round(points, 3).tobytes(), colours.tobytes())
+        if shown == self._arrows_shown:
+            return
+        self._arrows_shown = shown
         if len(points) == 0:
             if self.arrows is not None:
                 self.arrows.remove()

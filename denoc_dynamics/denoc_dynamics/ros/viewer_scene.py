@@ -24,6 +24,11 @@ from .viewer_model import quaternions
 from .viewer_model import rotations
 from .viewer_model import shorten
 
+#: Decimals of the poses sent to the browser (positions in m, unit quaternions): a
+#: change below a micrometre or 1e-6 rad is not sent again (the browser draws in
+#: float32: about as fine).
+DECIMALS = 6
+
 #: Colour of the skeleton drawn for links without visual geometry (RGB 0-255).
 SKELETON_COLOR = (240, 140, 20)
 
@@ -201,26 +206,46 @@ class RobotView:
 
     # --- showing and moving --------------------------------------------------------
     def draw(self, q):
-        """Pose every node for the joint positions ``q`` (of ``model.joint_names``)."""
+        """
+        Pose every node for the joint positions ``q`` (of ``model.joint_names``).
+
+        Poses are sent rounded (:data:`DECIMALS`), and only those that changed: a
+        link at rest, or one that moved less than a browser can show, costs nothing.
+        """
         world = self.model.tree.poses(q)
+        last = self._last or {}
+        sent = {}
         if self.visuals:
             T = world[self.visual_link] @ np.asarray(self.visual_local)
-            positions, wxyzs = _pose_vectors(T)
-            last = self._last
-            for k in range(len(self.visuals)):
-                if last is not None and np.array_equal(last[0][k], positions[k]) \
-                        and np.array_equal(last[1][k], wxyzs[k]):
-                    continue
-                self.visuals[k].position = positions[k]
-                self.visuals[k].wxyz = wxyzs[k]
-            self._last = positions, wxyzs
+            positions, wxyzs = (np.round(v, DECIMALS) for v in _pose_vectors(T))
+            for key, values, attribute in (('position', positions, 'position'),
+                                           ('wxyz', wxyzs, 'wxyz')):
+                before = last.get(key)
+                moved = (range(len(values)) if before is None else
+                         np.flatnonzero(np.any(values != before, axis=1)).tolist())
+                for k in moved:
+                    setattr(self.visuals[k], attribute, values[k])
+                sent[key] = values
         if self.spheres is not None:
-            self.spheres.batched_positions = world[self.sphere_links, :3, 3]
+            sent['spheres'] = self._send(last, 'spheres', self.spheres, 'batched_positions',
+                                         world[self.sphere_links, :3, 3])
         if self.rods is not None:
             R = world[self.rod_links, :3, :3] @ self.rod_rotation
-            self.rods.batched_wxyzs = quaternions(R)
-            self.rods.batched_positions = world[self.rod_links, :3, 3]
+            sent['rods'] = self._send(last, 'rods', self.rods, 'batched_wxyzs', quaternions(R))
+            sent['rod_positions'] = self._send(last, 'rod_positions', self.rods,
+                                               'batched_positions',
+                                               world[self.rod_links, :3, 3])
+        self._last = sent
         return world
+
+    @staticmethod
+    def _send(last, key, handle, attribute, values):
+        """Set ``handle.attribute`` to ``values`` rounded, unless unchanged; return them."""
+        values = np.round(values, DECIMALS)
+        before = last.get(key)
+        if before is None or not np.array_equal(values, before):
+            setattr(handle, attribute, values)
+        return values
 
     def look_at(self, world):
         """Return (centre, size) of the robot posed at ``world`` (link poses)."""

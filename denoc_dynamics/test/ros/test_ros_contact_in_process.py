@@ -130,6 +130,27 @@ def test_ft_sensor_publishes_with_the_joint_states(sim):
                                rtol=1e-9)
 
 
+def test_ft_sensor_and_tf_without_subscribers_compute_nothing(sim):
+    """No subscriber on ~/ft/<joint> nor /tf: no wrench pass, no transforms; one: both."""
+    sim.contact.ft_pubs = [Recorder(copy.deepcopy, subscribers=0)]
+    reads = []
+    read = sim.contact.sensors.read
+    sim.contact.sensors.read = lambda *args, **kwargs: reads.append(1) or read(*args, **kwargs)
+    tf = sim.tf
+    if tf is not None:
+        tf.tf_pub = Recorder(copy.deepcopy, subscribers=0)
+    sim.sim.advance(10)
+    sim._publish(sim.runner.snapshot())
+    assert not reads and not sim.contact.ft_pubs[0].messages
+    assert tf is None or not tf.tf_pub.messages
+    sim.contact.ft_pubs[0].subscribers = 1
+    if tf is not None:
+        tf.tf_pub.subscribers = 1
+    sim._publish(sim.runner.snapshot())
+    assert reads == [1] and len(sim.contact.ft_pubs[0].messages) == 1
+    assert tf is None or len(tf.tf_pub.messages) == 1
+
+
 def test_bad_ft_and_wall_parameters_stop_the_node(context):
     for params in ({'ft_sensors': ['joint3']}, {'ft_sensors': ['no_joint']},
                    {'wall_planes': [0.0, 0.0, 0.0]}, {'wall_links': ['nowhere']},
@@ -183,6 +204,50 @@ def test_observer_in_dynamics_node_feels_a_push(context):
     finally:
         sim.destroy_node()
         dynamics.destroy_node()
+
+
+def test_observer_outputs_without_subscribers_are_not_sent(context):
+    """
+    An output nobody subscribes to is neither built nor sent; the observer still runs.
+
+    The wrench topic gains a subscriber halfway: its first message is the estimate the
+    observer had integrated all along (the same as a node that always published), and
+    the joint accelerations, never listened to, are never sent.
+    """
+    nodes = [make(DynamicsNode, context, urdf_path=bundled_urdf(),
+                  estimate_external_torques=True, external_wrench_frame='flange',
+                  diagnostics_period=0.0) for _ in range(2)]
+    sim = make(SimNode, context, urdf_path=bundled_urdf(), initial_positions=Q,
+               status_period=0.0)
+    try:
+        quiet, always = nodes
+        quiet.external.pubs = tuple(Recorder(copy.deepcopy, subscribers=0) for _ in range(3))
+        always.external.pubs = tuple(Recorder(copy.deepcopy) for _ in range(3))
+        quiet.acc_pub = Recorder(subscribers=0)
+        s = sim.sim
+        n = s.n
+        s.set_joint_command(np.arange(n), [POSITION] * n, np.zeros(n), s.q, np.zeros(n))
+        names = quiet.robot.joint_names
+        s.loads.apply('flange', np.array([5.0, 0.0, -10.0]), np.zeros(3), 'world', now=s.t)
+        for step in range(100):
+            if step == 50:
+                quiet.external.pubs[1].subscribers = 1
+            s.advance(1)
+            for node in nodes:
+                node._on_joint_state(_joint_state(names, 1.0 + s.t, s.q, s.qd,
+                                                  s.joint_torque))
+        torques, wrenches, contact = (r.messages for r in quiet.external.pubs)
+        assert not torques and not contact and not quiet.acc_pub.messages
+        assert len(wrenches) == 50 and quiet.accepted == 100
+        expected = always.external.pubs[1].messages[50:]
+        for got, want in zip(wrenches, expected):
+            assert got.header.stamp == want.header.stamp
+            assert got.wrench == want.wrench
+        assert wrenches[-1].wrench.force.z < -5.0    # the push, felt
+    finally:
+        sim.destroy_node()
+        for node in nodes:
+            node.destroy_node()
 
 
 def test_observer_in_dynamics_node_at_100_hz_reads_no_contact(context):
