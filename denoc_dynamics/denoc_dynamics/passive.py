@@ -23,7 +23,10 @@ within :data:`STOP_BOUND` of the limit, so the stop is at least as stiff as
 ``effort / STOP_DEFLECTION`` (w at least ``sqrt(effort / (STOP_DEFLECTION I))``),
 up to the budget; the stop frequency w stays within :data:`STOP_FREQUENCY_SHARE` of
 ``rate_max`` and its damping within half the spare budget (the friction has the
-other half), so that ``|s| <= rate_max`` either way.
+other half), so that ``|s| <= rate_max`` either way.  A joint that arrives faster than
+its velocity limit (a limp one falling, or one the others fling) loses the excess at
+contact in an inelastic impact (:mod:`.stop_impact`), so that the spring-damper stops
+at most what a drive brings.
 """
 
 import math
@@ -50,6 +53,8 @@ STOP_FREQUENCY_SHARE = {'rk4': 1.0, 'ab4': 1.0, 'semi_implicit_euler': 0.5}
 #: the overshoot of a joint that arrives at speed, and gravity), where the integrator's
 #: budget allows.  Stiffer stops would hold closer, but their impacts would drag the
 #: other joints further past their velocity limits (test/sim/test_sim_physics.py).
+#: A joint arriving faster than its velocity limit is slowed to it at contact
+#: (:mod:`.stop_impact`), so the bound holds for limp joints too.
 STOP_BOUND = 0.01
 STOP_DEFLECTION = 0.3 * STOP_BOUND
 

@@ -6,6 +6,7 @@ commands stay put (a publish period, in practice) without returning to Python.  
 step h, with the drives' efforts decided once at the start of the step like a
 drive's control cycle:
 
+    qd    = impacts on the stops faster than v_max  (:mod:`.stop_impact`)
     tau   = drive(q, qd)                        effort, or the servo law (:mod:`.servo`)
     qdd   = FD(q, qd, tau + passive(q, qd))     Saha's O(n) sweeps (002 eqs. 14-19)
     tau   = the drives' velocity limit          (:func:`hold_velocity_limits`)
@@ -41,6 +42,7 @@ from .core.mimic import unit_response as mimic_unit_response
 from .core.model import data_arrays, mimic_arrays, model_arrays
 from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
+from .stop_impact import impact_velocity
 
 #: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
 njit = numba.njit(cache=True, error_model='numpy')
@@ -163,6 +165,8 @@ def advance(dyn, servo, h, integrator, steps, divergence_velocity):
     q, qd = x[:n], x[n:]
     tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
     for step in range(steps):
+        if stop_impacts(dyn, q, qd, h) and integrator == AB4:
+            count[0] = 0                                           # AB4 starts afresh
         drive_efforts(joint, drive, mode, servo, q, qd, h, tau)
         for i in range(n):
             scratch[COMMAND, i] = tau[i]
@@ -183,6 +187,35 @@ def advance(dyn, servo, h, integrator, steps, divergence_velocity):
         q[:] = q_new
         qd[:] = qd_new
     return steps, RUNNING
+
+
+@njit
+def stop_impacts(dyn, q, qd, h):
+    """
+    Take the impacts on the stops of joints faster than v_max (:mod:`.stop_impact`).
+
+    qd += M^-1 e_i p per impact, M^-1 e_i from one factorization at q, made only when
+    a joint hits.  Return True if a velocity changed.
+    """
+    joint, scratch = dyn.joint, dyn.scratch
+    e, column = scratch[UNIT], scratch[V_END]
+    factored = False
+    for i in range(q.shape[0]):
+        target = impact_velocity(q[i], qd[i], joint[LOWER, i], joint[UPPER, i],
+                                 joint[VELOCITY_LIMIT, i], h)
+        if target == qd[i]:
+            continue
+        if not factored:
+            scratch[TAU_STAGE, :] = 0.0
+            accelerations(dyn, q, qd, scratch[TAU_STAGE], scratch[QDD_1])
+            factored = True
+        e[:] = 0.0
+        e[i] = 1.0
+        unit_response(dyn, e, column)                              # M^-1 e_i
+        p = (target - qd[i]) / column[i]
+        for k in range(q.shape[0]):
+            qd[k] += column[k] * p
+    return factored
 
 
 @njit

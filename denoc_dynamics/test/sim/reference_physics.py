@@ -6,13 +6,16 @@ test's stand-in robot with its own ``forward_dynamics`` (to inject a failing dyn
 call): a test passes it to ``Simulation(..., physics=ReferencePhysics)``.  The drives'
 laws, the passive physics, the velocity limit and the AB4 history are the compiled
 helpers of :mod:`denoc_dynamics.physics` called from Python; the inverse of the
-inertia matrix is LAPACK's, and RK4 is written out stage by stage.
+inertia matrix is LAPACK's (the stops' impacts too), and RK4 is written out stage by
+stage.
 """
 
 from denoc_dynamics.physics import (AB4, adams_bashforth, beyond_limits, DIVERGED,
                                     drive_efforts, DRIVE_PASSES, driving,
-                                    hold_velocity_limits, NON_FINITE, passive_torques,
-                                    Physics, push_history, RUNNING, SEMI_IMPLICIT_EULER, TAU)
+                                    hold_velocity_limits, LOWER, NON_FINITE, passive_torques,
+                                    Physics, push_history, RUNNING, SEMI_IMPLICIT_EULER, TAU,
+                                    UPPER, VELOCITY_LIMIT)
+from denoc_dynamics.stop_impact import impact_velocity
 import numpy as np
 
 
@@ -38,6 +41,8 @@ class ReferencePhysics(Physics):
             q, qd = self.x[:n].copy(), self.x[n:].copy()
             tau = self.scratch[TAU]
             try:
+                if self._impacts(q, qd, h) and integrator == AB4:
+                    self.count[0] = 0
                 drive_efforts(self.joint, self.drive, self.mode, servo, q, qd, h, tau)
                 q_new, qd_new = self._step(q, qd, tau, servo, h, integrator)
             except (ValueError, np.linalg.LinAlgError, FloatingPointError):
@@ -50,6 +55,19 @@ class ReferencePhysics(Physics):
                 return step, NON_FINITE if not finite else DIVERGED
             self.x[:n], self.x[n:] = q_new, qd_new
         return steps, RUNNING
+
+    def _impacts(self, q, qd, h):
+        """Take the stops' impacts on qd in place: qd += M^-1 e_i p, joint by joint."""
+        joint, M_inv, hit = self.joint, None, False
+        for i in range(len(q)):
+            target = impact_velocity(q[i], qd[i], joint[LOWER, i], joint[UPPER, i],
+                                     joint[VELOCITY_LIMIT, i], h)
+            if target != qd[i]:
+                if M_inv is None:
+                    M_inv = np.linalg.inv(self.robot.inertia_matrix(q))
+                qd += M_inv[:, i] * ((target - qd[i]) / M_inv[i, i])
+                hit = True
+        return hit
 
     def _step(self, q, qd, tau, servo, h, integrator):
         """Return (q, qd) after one step, the drives holding their velocity limits."""

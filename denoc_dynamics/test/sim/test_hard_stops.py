@@ -9,8 +9,9 @@ falling into their stops under gravity, faster than their velocity limits, with 
 drive at full effort or none.  The peak beyond the limit over the impact and the push
 that follows stays within the bound (docs/bad-input.md, "Hard stops"); before the
 stops were stiffened the same runs reached 0.27 rad (denoc_arm7's joint7).  The limp
-falls do not hold it yet (0.026 rad, joint2 arriving at 4.4 v_max): marked xfail,
-strict, until the stops hold them.
+falls hold it through the inelastic impact of a joint faster than v_max
+(denoc_dynamics.stop_impact); with the spring-damper alone they reached 0.026 rad
+(joint2 arriving at 4.4 v_max).
 """
 
 from denoc_dynamics import load_urdf
@@ -91,8 +92,6 @@ def test_every_drive_at_full_effort_stays_within_the_bound(name, integrator):
         assert peak.max() <= bound, dict(zip(robot.joint_names, peak))
 
 
-@pytest.mark.xfail(strict=True, reason='a limp joint falls up to 0.026 rad past its stop: '
-                   'a stiffer spring jolts the other joints past v_max (docs/bad-input.md)')
 @pytest.mark.parametrize('name', sorted(ARMS))
 def test_limp_joints_falling_into_their_stops_stay_within_the_bound(name):
     robot = ARMS[name]
@@ -134,3 +133,40 @@ def test_a_drive_at_full_effort_presses_its_joint_at_most_the_set_deflection():
         assert np.all((static <= STOP_DEFLECTION * (1.0 + 1e-9)) | at_budget), static
         assert np.all(static < 0.6 * STOP_BOUND), static
         assert np.count_nonzero(static <= STOP_DEFLECTION * (1.0 + 1e-9)) >= 4
+
+
+@pytest.mark.parametrize('name', sorted(ARMS))
+def test_an_impact_faster_than_v_max_is_an_impulse_on_the_hitting_joint(name):
+    # M dqd = e_i p (the other joints move as a rigid arm does), and the joint leaves
+    # the impact at max(v_max, gap / h): it reaches the limit at the step's end
+    from denoc_dynamics.physics import Physics, stop_impacts
+    from denoc_dynamics.sim_model import SimModel
+    robot = ARMS[name]
+    params = PhysicsParameters()
+    h = 1.0 / params.physics_rate
+    upper, v_max = robot.joints.upper, robot.joints.velocity
+    rng = np.random.default_rng(1)
+    for joint, gap, speed in [(1, 0.001, 4.0), (1, 0.004, 6.0), (3, -0.002, 3.0),
+                              (5, 0.0, 2.0)]:
+        q = start_pose(robot, joint, 1.0)
+        q[joint] = upper[joint] - gap
+        qd = rng.uniform(-0.5, 0.5, robot.n)
+        qd[joint] = speed * v_max[joint]
+        physics = Physics(robot)
+        SimModel(robot, params, physics, q)
+        after = qd.copy()
+        assert stop_impacts(physics.buffers, q, after, h)
+        assert after[joint] == pytest.approx(max(v_max[joint], gap / h), rel=1e-12)
+        p = robot.inertia_matrix(q) @ (after - qd)
+        assert p[joint] < 0.0
+        np.testing.assert_allclose(np.delete(p, joint), 0.0, atol=1e-9 * abs(p[joint]))
+    # within IMPACT_SPEED v_max, or not reaching the limit within the step: untouched
+    q = start_pose(robot, 1, 1.0)
+    for gap, speed in [(0.001, 1.04 * v_max[1]), (0.011, 10.0)]:
+        q[1] = upper[1] - gap
+        qd = np.zeros(robot.n)
+        qd[1] = speed
+        physics = Physics(robot)
+        SimModel(robot, params, physics, q)
+        assert not stop_impacts(physics.buffers, q, qd, h)
+        assert qd[1] == speed
