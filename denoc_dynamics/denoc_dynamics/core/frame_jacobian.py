@@ -46,21 +46,13 @@ import numba
 from numba import types
 import numpy as np
 
-from .frames import bad_state, CHECKED, MATRIX, MODEL, not_finite, place_frame, VECTOR
+from .frames import bad_state, CHECKED, frame_arrays, MATRIX, MODEL, not_finite, place_frame
+from .frames import VECTOR
+from .model import data_arrays, model_arrays
 from .spatial import njit, njit_inline
 
 #: ``reference`` codes of the kernels (:data:`.task_space.REFERENCES`).
 LOCAL, LOCAL_WORLD_ALIGNED, WORLD = 0, 1, 2
-
-
-@njit_inline
-def _column(R, O, prismatic, k, point):
-    """Return column k of the Jacobian at ``point`` (linear first): B_{f,k} p_k."""
-    e0, e1, e2 = R[k, 0, 2], R[k, 1, 2], R[k, 2, 2]
-    if prismatic[k]:
-        return e0, e1, e2, 0.0, 0.0, 0.0
-    s0, s1, s2 = point[0] - O[k, 0], point[1] - O[k, 1], point[2] - O[k, 2]
-    return e1 * s2 - e2 * s1, e2 * s0 - e0 * s2, e0 * s1 - e1 * s0, e0, e1, e2
 
 
 @njit_inline
@@ -82,41 +74,62 @@ def _to_local(T, x, offset):
 @njit
 def frame_jacobian(reals, ints, frame_ints, frame_reals, q, workspace, J):
     """Write the frame's Jacobian (6, n) at q, rows [linear; angular], into J; return 0."""
-    _columns(reals, ints, frame_ints, frame_reals, q, q, False, workspace, J)
+    n = ints.shape[1]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    frame = frame_arrays(frame_ints, frame_reals, n)
+    _columns(model, data, frame, q, q, False, J)
     return 0
 
 
 @njit
 def frame_velocity(reals, ints, frame_ints, frame_reals, q, qd, workspace, v):
     """Write the frame's velocity J qd (6,) at (q, qd) into v; return 0."""
-    _columns(reals, ints, frame_ints, frame_reals, q, qd, True, workspace, v.reshape((6, 1)))
+    n = ints.shape[1]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    frame = frame_arrays(frame_ints, frame_reals, n)
+    _columns(model, data, frame, q, qd, True, v.reshape((6, 1)))
     return 0
 
 
 @njit_inline
-def _columns(reals, ints, frame_ints, frame_reals, q, qd, velocity, workspace, out):
+def _columns(model, data, frame, q, qd, velocity, out):
     """
     Write J (6, n) into out, or with ``velocity``, J qd (6, 1): the columns B_{f,k} p_k.
 
     Body k's column goes to its coordinate's, times a_k (mimic joints: J G).
     """
-    T = np.empty((4, 4))
-    model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
     R, O, prismatic, support = data.R, data.O, model.prismatic, frame.support
-    point = _point(T, frame.reference)
-    out[:] = 0.0
-    for j in range(support.shape[0]):
-        k = support[j]
-        a, c = frame.a[k], frame.column[k]
-        x = _column(R, O, prismatic, k, point)
-        if velocity:
-            a, c = a * qd[c], 0                                     # qd_k = a_k qd_leader
-        for row in range(6):
-            out[row, c] += a * x[row]
-    if frame.reference == LOCAL:
+    a, column, reference = frame.a, frame.column, frame.reference
+    T = data.M[0, :4, :4]                            # the pose, in a slot it does not use
+    place_frame(model, frame, q, data, T)
+    x0, x1, x2 = _point(T, reference)
+    for row in range(6):
         for c in range(out.shape[1]):
-            _to_local(T, out[:, c], 0)
-            _to_local(T, out[:, c], 3)
+            out[row, c] = 0.0
+    for j in range(support.shape[0]):               # B_{f,k} p_k, linear first
+        k = support[j]
+        e0, e1, e2 = R[k, 0, 2], R[k, 1, 2], R[k, 2, 2]
+        s0, s1, s2 = x0 - O[k, 0], x1 - O[k, 1], x2 - O[k, 2]
+        a_k, c = a[k], column[k]
+        if velocity:
+            a_k, c = a_k * qd[c], 0                  # qd_k = a_k qd_leader
+        if prismatic[k]:                             # [e_k; 0]
+            out[0, c] += a_k * e0
+            out[1, c] += a_k * e1
+            out[2, c] += a_k * e2
+        else:                                        # [e_k x (x - O_k); e_k]
+            out[0, c] += a_k * (e1 * s2 - e2 * s1)
+            out[1, c] += a_k * (e2 * s0 - e0 * s2)
+            out[2, c] += a_k * (e0 * s1 - e1 * s0)
+            out[3, c] += a_k * e0
+            out[4, c] += a_k * e1
+            out[5, c] += a_k * e2
+    if reference == LOCAL:                           # R_f^T, both parts
+        for c in range(out.shape[1]):
+            for offset in (0, 3):
+                y0, y1, y2 = out[offset, c], out[offset + 1, c], out[offset + 2, c]
+                for row in range(3):
+                    out[offset + row, c] = T[0, row] * y0 + T[1, row] * y1 + T[2, row] * y2
 
 
 @njit
@@ -127,9 +140,12 @@ def frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspa
     The twist and its rate (000 eqs. 10 and 14, derivative at qdd = 0) along the
     support, then moved to the frame's origin (see the module's docstring).
     """
-    T = np.empty((4, 4))
-    model, data, frame = place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    n = ints.shape[1]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    frame = frame_arrays(frame_ints, frame_reals, n)
     R, r, O, prismatic, support = data.R, data.r, data.O, model.prismatic, frame.support
+    T = data.M[0, :4, :4]                             # the pose, in a slot it does not use
+    place_frame(model, frame, q, data, T)
     w, alpha, a = np.zeros(3), np.zeros(3), np.zeros(3)     # w_i, alpha_i, a_i (at O_i)
     for j in range(support.shape[0]):
         k = support[j]

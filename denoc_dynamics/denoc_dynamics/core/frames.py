@@ -10,8 +10,9 @@ joint and a placement.  Its pose in the base frame at q is
     R_f = R_b R_f,b,   o_f = O_b + R_b s_f,b,
 
 R_b and O_b the body's orientation and joint origin (000 eqs. 1-9), of which only the
-bodies on the path from the base to b, the support of f, are needed: a frame's
-kinematics walks its support, root first, and nothing else.
+bodies on the path from the base to b, the support of f, are needed.  Since
+lambda(i) < i they are among the bodies 0..b, which a frame's kinematics places in
+one loop; its Jacobian then walks the support, root first.
 
 A frame kernel takes the model's buffers and two of the frame's own (Python builds
 them once per frame, :func:`frame_buffers`; numba's call costs per argument): the
@@ -29,7 +30,7 @@ import numba
 from numba import types
 import numpy as np
 
-from .kinematics import placement
+from .kinematics import placements
 from .model import data_arrays, model_arrays
 from .spatial import njit, njit_inline
 
@@ -86,17 +87,21 @@ def frame_arrays(frame_ints, frame_reals, n_bodies):
 @njit_inline
 def support_placements(model, frame, q, data):
     """
-    Fill R_i, r_i and O_i of ``data`` for the bodies of the frame's support at q.
+    Fill R_i, r_i and O_i of ``data`` at q for the bodies 0..b, b the frame's body.
 
-    Each body's position q_i = a_i q[column_i] + b_i goes to the workspace's phi slot
-    (data.phi), which :func:`.kinematics.placement` reads.
+    They include the frame's support (lambda(i) < i), and on a chain they are it; the
+    bodies of other branches numbered before b are placed too, as Pinocchio's
+    ``forwardKinematics`` places every joint, so that one loop over the bodies
+    (:func:`.kinematics.placements`) serves.  Each body's position
+    q_i = a_i q[column_i] + b_i goes to the workspace's phi slot (data.phi) first.
     """
-    R, r, O, q_body = data.R, data.r, data.O, data.phi
-    support = frame.support
-    for j in range(support.shape[0]):
-        i = support[j]
-        q_body[i] = frame.a[i] * q[frame.column[i]] + frame.b[i]
-        placement(model.lam, model.prismatic, model.R_tree, model.o_tree, q_body, i, R, r, O)
+    s = frame.support.shape[0]
+    count = frame.support[s - 1] + 1 if s else 0
+    q_body, a, b, column = data.phi, frame.a, frame.b, frame.column
+    for i in range(count):
+        q_body[i] = a[i] * q[column[i]] + b[i]
+    placements(model.lam, model.prismatic, model.R_tree, model.o_tree, q_body, range(count),
+               data.R, data.r, data.O)
 
 
 @njit_inline
@@ -126,20 +131,28 @@ def frame_pose(frame, R, O, T):
 
 
 @njit_inline
-def place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T):
-    """Place the frame's support at q, write its pose into T; return (model, data, frame)."""
-    n = ints.shape[1]
-    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
-    frame = frame_arrays(frame_ints, frame_reals, n)
+def place_frame(model, frame, q, data, T):
+    """
+    Place the frame's support at q (:func:`support_placements`), write its pose into T.
+
+    The caller makes the named views (:func:`.model.model_arrays`,
+    :func:`.model.data_arrays`, :func:`frame_arrays`), reads the fields it needs from
+    them before this call, and passes a T it does not allocate (the frame kernels put
+    it in the workspace's M_0, which they do not use otherwise).  Otherwise numba keeps
+    every view of the three alive and reference-counts it, and an allocation in the
+    kernel stops it from pruning those counts: a microsecond a call at n = 7.
+    """
     support_placements(model, frame, q, data)
     frame_pose(frame, data.R, data.O, T)
-    return model, data, frame
 
 
 @njit
 def frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T):
     """Write the pose (4, 4) of a frame in the base frame at q into T; return 0."""
-    place_frame(reals, ints, frame_ints, frame_reals, q, workspace, T)
+    n = ints.shape[1]
+    model, data = model_arrays(reals, ints), data_arrays(workspace, n)
+    frame = frame_arrays(frame_ints, frame_reals, n)
+    place_frame(model, frame, q, data, T)
     return 0
 
 

@@ -46,12 +46,6 @@ def kinematics(model, data, q):
 
 
 @njit_inline
-def placement(lam, prismatic, R_tree, o_tree, q, i, R, r, O):
-    """Fill R_i, r_i and O_i of body i, its parent's already filled (:func:`placements`)."""
-    placements(lam, prismatic, R_tree, o_tree, q, range(i, i + 1), R, r, O)
-
-
-@njit_inline
 def placements(lam, prismatic, R_tree, o_tree, q, bodies, R, r, O):
     """
     Fill R_i, r_i = O_i - O_lambda(i) and O_i of each body i of ``bodies``, parents first.

@@ -15,6 +15,17 @@ robot shares every other array with the old one.  Adding a positive semidefinite
 inertia never lowers an articulated-body inertia m^_k (000 eq. 33), so the check that
 every joint moves mass holds without running it again.
 
+The attachment is one compiled call, :func:`attach`: the checks of the payload and of
+the merged body, the merge and the body's new constants (:func:`.model.body_constants`)
+written into copies of the model's arrays.  It decides only where every check clearly
+passes; anything else (a bad payload, a tensor at the edge of a check) takes the
+Python checks, which raise or warn as the URDF reader does.  The principal moments of
+a symmetric 3x3 tensor I come in closed form (O. K. Smith, "Eigenvalues of a symmetric
+3 x 3 matrix", 1961): with q = tr(I) / 3, p^2 = |I - q 1|_F^2 / 6 and
+B = (I - q 1) / p, the moments are q + 2 p cos(phi + 2 pi j / 3), j = 0, 1, 2, where
+cos(3 phi) = det(B) / 2; its rounding, a few units of eps |I|, is the margin by which
+a check must pass.
+
 Identification.  tau = Y pi (:mod:`.regressor`) with the robot's own parameters known:
 
     tau - ID(q, qd, qdd) = Y_k Delta pi_k = (Y_k L) phi
@@ -32,14 +43,27 @@ parameter it cannot determine.
 
 import copy
 import dataclasses
+import math
 import threading
 from typing import NamedTuple
 
+import numba
+from numba import types
 import numpy as np
 
 from .model import body_constants, model_arrays
 from .regressor import INERTIA_PAIRS
+from .spatial import njit_inline
 from .urdf import _check_triangle, merge_inertias, principal_moments, PSD_TOLERANCE
+from .urdf import TRIANGLE_ROUNDING_EPS
+
+#: The rounding of :func:`_moments` in units of eps |I|: a check passes in the compiled
+#: call only by this margin (inside it, the Python checks decide).
+MOMENTS_ROUNDING = 64.0
+
+#: The argument types of :func:`attach`.
+_VECTOR, _MATRIX = types.float64[::1], types.float64[:, ::1]
+_MATRICES = types.float64[:, :, ::1]
 
 #: identify_payload refuses data whose column-scaled regressor has a larger condition.
 MAX_CONDITION = 1e8
@@ -85,6 +109,9 @@ def with_payload(robot, link: str, mass: float, com, inertia):
     in the link's frame.  O(1) beyond the checks: one body's constants change.
     """
     k, T = robot.chain.link_frame(link)
+    new = _attached(robot, k, T, mass, com, inertia)
+    if new is not None:
+        return new
     mass, com, inertia = checked_payload(mass, com, inertia, link)
     new = copy.copy(robot)
     new._local = threading.local()             # its own workspaces
@@ -107,6 +134,178 @@ def with_payload(robot, link: str, mass: float, com, inertia):
     arrays.m[k], arrays.c[k], arrays.I_O[k] = body_constants(model.A[k], m_k, c_k, I_k)
     new._reals = model.reals
     return new
+
+
+def _attached(robot, k, T, mass, com, inertia):
+    """
+    Return the robot with the payload on body k by the compiled :func:`attach`, or None.
+
+    None (the Python checks then decide) for a payload on the base, input of other
+    types or shapes, or a check that does not clearly pass.
+    """
+    if k < 0:
+        return None
+    try:
+        mass = float(mass)
+        com = np.ascontiguousarray(com, dtype=float)
+        inertia = np.ascontiguousarray(inertia, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    chain, model = robot.chain, robot.model
+    body_mass, body_com, body_inertia = chain.mass.copy(), chain.com.copy(), \
+        chain.inertia.copy()
+    reals = model.reals.copy()
+    try:
+        status = attach(mass, com, inertia, T, k, model.A, body_mass, body_com, body_inertia,
+                        reals, model.ints)
+    except TypeError:                          # other shapes or layouts than attach's
+        return None
+    if status:
+        return None
+    new = _replaced(robot, _local=threading.local(), _reals=reals,
+                    chain=_replaced(chain, mass=body_mass, com=body_com,
+                                    inertia=body_inertia),
+                    model=_replaced(model, reals=reals))
+    return new
+
+
+def _replaced(obj, **changes):
+    """Return a shallow copy of ``obj`` with the attributes ``changes`` (no __init__)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+@njit_inline
+def _parallel_axes(m, c, com, inertia):
+    """Add m (r.r 1 - r r^T), r = c - com, to inertia: a part moved to the mass centre."""
+    r0, r1, r2 = c[0] - com[0], c[1] - com[1], c[2] - com[2]
+    rr = r0 * r0 + r1 * r1 + r2 * r2
+    r = (r0, r1, r2)
+    for row in range(3):
+        for col in range(3):
+            inertia[row, col] += m * ((rr if row == col else 0.0) - r[row] * r[col])
+
+
+@njit_inline
+def _clearly_rigid(inertia, positive):
+    """
+    Return True if ``inertia`` passes the URDF reader's checks by the rounding's margin.
+
+    Its principal moments (:func:`_moments`) meet the triangle inequality as
+    :func:`.urdf._check_triangle` has it, and, with ``positive``, the test of
+    :func:`checked_payload` that they are not negative.
+    """
+    largest = 0.0
+    for row in range(3):
+        for col in range(3):
+            largest = max(largest, abs(inertia[row, col]))
+    m0, m1, m2 = _moments(inertia)
+    margin = MOMENTS_ROUNDING * 2.220446049250313e-16 * largest
+    if positive and m0 - margin < -PSD_TOLERANCE * max(1.0, largest):
+        return False
+    total = m0 + m1 + m2
+    rounding = max(TRIANGLE_ROUNDING_EPS * 2.220446049250313e-16 * 0.5 * (total - 3 * margin),
+                   2.0 * PSD_TOLERANCE)
+    return m2 - m0 - m1 + 3.0 * margin <= rounding
+
+
+@njit_inline
+def _moments(I):
+    """
+    Return the principal moments of a symmetric 3x3 tensor, ascending (Smith, 1961).
+
+    A diagonal tensor's are its diagonal, sorted (as :func:`.urdf.principal_moments`).
+    """
+    q = (I[0, 0] + I[1, 1] + I[2, 2]) / 3.0
+    off = I[0, 1] * I[0, 1] + I[0, 2] * I[0, 2] + I[1, 2] * I[1, 2]
+    if off == 0.0:
+        a, b, c = I[0, 0], I[1, 1], I[2, 2]
+        a, b = min(a, b), max(a, b)
+        b, c = min(b, c), max(b, c)
+        a, b = min(a, b), max(a, b)
+        return a, b, c
+    d0, d1, d2 = I[0, 0] - q, I[1, 1] - q, I[2, 2] - q
+    p = math.sqrt((d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * off) / 6.0)
+    det = (d0 * (d1 * d2 - I[1, 2] * I[1, 2]) - I[0, 1] * (I[0, 1] * d2 - I[1, 2] * I[0, 2])
+           + I[0, 2] * (I[0, 1] * I[1, 2] - d1 * I[0, 2])) / (p * p * p)
+    phi = math.acos(min(1.0, max(-1.0, 0.5 * det))) / 3.0
+    largest = q + 2.0 * p * math.cos(phi)
+    smallest = q + 2.0 * p * math.cos(phi + 2.0 * math.pi / 3.0)
+    return smallest, 3.0 * q - largest - smallest, largest
+
+
+@numba.njit(types.int64(types.float64, _VECTOR, _MATRIX, _MATRIX, types.int64, _MATRICES,
+                        _VECTOR, _MATRIX, _MATRICES, _VECTOR, types.int64[:, ::1]),
+            cache=True, error_model='numpy')
+def attach(mass, com, inertia, T, k, A, body_mass, body_com, body_inertia, reals, ints):
+    """
+    Merge the payload into body k of the arrays given; return 0, or 1 where not sure.
+
+    The payload (mass, com, inertia) in the frame T (4, 4) of body k's URDF frame; the
+    chain's ``body_*`` rows k and the model's m, c, I_O of body k (in ``reals``) become
+    the merged body's, as :func:`with_payload`'s Python path computes them.  1, with
+    nothing decided, where a check of :func:`checked_payload` or of the merged body's
+    triangle inequality does not clearly pass.
+    """
+    if not (math.isfinite(mass) and mass >= 0.0) or com.shape[0] != 3 or \
+            inertia.shape[0] != 3 or inertia.shape[1] != 3:
+        return 1
+    largest, asymmetry = 0.0, 0.0
+    for row in range(3):
+        if not math.isfinite(com[row]):
+            return 1
+        for col in range(3):
+            if not math.isfinite(inertia[row, col]):
+                return 1
+            largest = max(largest, abs(inertia[row, col]))
+            asymmetry = max(asymmetry, abs(inertia[row, col] - inertia[col, row]))
+    if asymmetry > 1e-12 * max(1.0, largest) or not _clearly_rigid(inertia, True):
+        return 1
+    R = T[:3, :3]
+    c_p = np.empty(3)                            # R c_p + o, in body k's URDF frame
+    I_p = np.empty((3, 3))                       # R I_p R^T
+    for row in range(3):
+        c_p[row] = T[row, 3] + R[row, 0] * com[0] + R[row, 1] * com[1] + R[row, 2] * com[2]
+    for row in range(3):
+        for col in range(3):
+            s = 0.0
+            for a in range(3):
+                s += R[row, a] * (inertia[a, 0] * R[col, 0] + inertia[a, 1] * R[col, 1]
+                                  + inertia[a, 2] * R[col, 2])
+            I_p[row, col] = s
+    m_b, c_b, I_b = body_mass[k], body_com[k], body_inertia[k]
+    m = m_b + mass                                           # merge_inertias
+    c = np.zeros(3)
+    if m > 0.0:
+        for row in range(3):
+            c[row] = (m_b * c_b[row] + mass * c_p[row]) / m
+    I_k = np.empty((3, 3))
+    for row in range(3):
+        for col in range(3):
+            I_k[row, col] = I_b[row, col] + I_p[row, col]
+    _parallel_axes(m_b, c_b, c, I_k)
+    _parallel_axes(mass, c_p, c, I_k)
+    if not _clearly_rigid(I_k, False):
+        return 1
+    body_mass[k] = m
+    body_com[k, :] = c
+    body_inertia[k, :, :] = I_k
+    model = model_arrays(reals, ints)                        # body_constants
+    A_k, c_k, I_O = A[k], model.c[k], model.I_O[k]
+    for row in range(3):                                     # c = A^T c
+        c_k[row] = A_k[0, row] * c[0] + A_k[1, row] * c[1] + A_k[2, row] * c[2]
+    cc = c_k[0] * c_k[0] + c_k[1] * c_k[1] + c_k[2] * c_k[2]
+    for row in range(3):                                     # A^T I A + m (c.c 1 - c c^T)
+        for col in range(3):
+            s = 0.0
+            for a in range(3):
+                s += A_k[a, row] * (I_k[a, 0] * A_k[0, col] + I_k[a, 1] * A_k[1, col]
+                                    + I_k[a, 2] * A_k[2, col])
+            I_O[row, col] = s + m * ((cc if row == col else 0.0) - c_k[row] * c_k[col])
+    model.m[k] = m
+    return 0
 
 
 class _Payload(NamedTuple):

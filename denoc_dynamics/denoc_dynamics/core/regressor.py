@@ -39,8 +39,10 @@ h x (w x v)).  One state costs the forward pass plus O(10 n depth) for the walks
 """
 
 import numba
+from numba import types
 import numpy as np
 
+from .frames import CHECKED, MATRIX, not_finite, VECTOR
 from .inverse_dynamics import twist_and_rate
 from .kinematics import kinematics
 from .model import data_arrays, DATA_REALS, model_arrays
@@ -60,41 +62,57 @@ def regressor(reals, ints, A, q, qd, qdd, workspace, Y):
 
 @njit_inline
 def joint_torque_regressor(model, data, A, qd, qdd, Y):
-    """Write Y at the kinematics in ``data``: the forward pass, one backward walk per body."""
-    lam, prismatic = model.lam, model.prismatic
+    """
+    Write Y at the kinematics in ``data``: the forward pass, one backward walk per body.
+
+    Written with numbers and indices, no view made in the loops: numba reference-counts
+    each array view made in a loop, or given to a helper inlined in it, at every pass.
+    """
+    lam, prismatic, g = model.lam, model.prismatic, model.g
     n = qd.shape[0]
-    R, r, e, t, td = data.R, data.r, data.e, data.t, data.td
+    R, r, e, p, t, td = data.R, data.r, data.e, data.p, data.t, data.td
     W = np.empty((10, 6))          # W_j's columns, one per row: [n; f]
     S = np.empty((3, 3))           # S[k] = s_k, the k-th axis of the URDF link frame
-    a_c = np.empty(3)
     for j in range(n):
-        twist_and_rate(lam, prismatic, model.g, r, data.p, t, td, j, qd, qdd)
+        twist_and_rate(lam, prismatic, g, r, p, t, td, j, qd, qdd)
     for i in range(n):
         for col in range(Y.shape[1]):
             Y[i, col] = 0.0
     for j in range(n):
-        w, v, a_w, a_v = t[j, :3], t[j, 3:], td[j, :3], td[j, 3:]
+        w0, w1, w2, v0, v1, v2 = t[j, 0], t[j, 1], t[j, 2], t[j, 3], t[j, 4], t[j, 5]
+        b0, b1, b2 = td[j, 0], td[j, 1], td[j, 2]                  # a_w
         for k in range(3):         # s_k = R_j A_j^T's column k = R_j (row k of A_j)
             for row in range(3):
                 S[k, row] = R[j, row, 0] * A[j, k, 0] + R[j, row, 1] * A[j, k, 1] \
                     + R[j, row, 2] * A[j, k, 2]
-        _cross(w, v, a_c)
-        for row in range(3):
-            a_c[row] += a_v[row]
-        W[0, :3] = 0.0                                            # m
-        W[0, 3:] = a_c
+        c0 = (w1 * v2 - w2 * v1) + td[j, 3]                        # a_c = w x v + a_v
+        c1 = (w2 * v0 - w0 * v2) + td[j, 4]
+        c2 = (w0 * v1 - w1 * v0) + td[j, 5]
+        W[0, 0], W[0, 1], W[0, 2], W[0, 3], W[0, 4], W[0, 5] = 0.0, 0.0, 0.0, c0, c1, c2  # m
         for k in range(3):                                        # h_k
-            s = S[k]
-            _cross(s, a_c, W[1 + k, :3])
-            _cross(a_w, s, W[1 + k, 3:])
-            u0, u1, u2 = w[1] * s[2] - w[2] * s[1], w[2] * s[0] - w[0] * s[2], \
-                w[0] * s[1] - w[1] * s[0]
-            W[1 + k, 3] += w[1] * u2 - w[2] * u1
-            W[1 + k, 4] += w[2] * u0 - w[0] * u2
-            W[1 + k, 5] += w[0] * u1 - w[1] * u0
+            s0, s1, s2 = S[k, 0], S[k, 1], S[k, 2]
+            u0, u1, u2 = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
+            W[1 + k, 0] = s1 * c2 - s2 * c1                       # s_k x a_c
+            W[1 + k, 1] = s2 * c0 - s0 * c2
+            W[1 + k, 2] = s0 * c1 - s1 * c0
+            W[1 + k, 3] = (b1 * s2 - b2 * s1) + (w1 * u2 - w2 * u1)  # a_w x s_k + w x u_k
+            W[1 + k, 4] = (b2 * s0 - b0 * s2) + (w2 * u0 - w0 * u2)
+            W[1 + k, 5] = (b0 * s1 - b1 * s0) + (w0 * u1 - w1 * u0)
         for c in range(6):                                        # I_kl
             k, l = INERTIA_PAIRS[c]
-            _inertia_column(S[k], S[l], w, a_w, k == l, W[4 + c])
+            # the moment I a_w + w x (I w) of I = s_k s_l^T + s_l s_k^T, halved for k = l
+            alpha_k = S[k, 0] * b0 + S[k, 1] * b1 + S[k, 2] * b2
+            alpha_l = S[l, 0] * b0 + S[l, 1] * b1 + S[l, 2] * b2
+            beta_k = S[k, 0] * w0 + S[k, 1] * w1 + S[k, 2] * w2
+            beta_l = S[l, 0] * w0 + S[l, 1] * w1 + S[l, 2] * w2
+            x0 = S[k, 0] * beta_l + S[l, 0] * beta_k                 # I w
+            x1 = S[k, 1] * beta_l + S[l, 1] * beta_k
+            x2 = S[k, 2] * beta_l + S[l, 2] * beta_k
+            half = 0.5 if k == l else 1.0
+            W[4 + c, 0] = half * (S[k, 0] * alpha_l + S[l, 0] * alpha_k + w1 * x2 - w2 * x1)
+            W[4 + c, 1] = half * (S[k, 1] * alpha_l + S[l, 1] * alpha_k + w2 * x0 - w0 * x2)
+            W[4 + c, 2] = half * (S[k, 2] * alpha_l + S[l, 2] * alpha_k + w0 * x1 - w1 * x0)
+            W[4 + c, 3] = W[4 + c, 4] = W[4 + c, 5] = 0.0
         i = j                                                     # the walk to the base
         while True:
             m = 3 if prismatic[i] else 0
@@ -104,41 +122,29 @@ def joint_torque_regressor(model, data, A, qd, qdd, Y):
             if lam[i] < 0:
                 break
             for c in range(4):                                    # n <- n + r_i x f
-                f = W[c, 3:]
-                W[c, 0] += r[i, 1] * f[2] - r[i, 2] * f[1]
-                W[c, 1] += r[i, 2] * f[0] - r[i, 0] * f[2]
-                W[c, 2] += r[i, 0] * f[1] - r[i, 1] * f[0]
+                W[c, 0] += r[i, 1] * W[c, 5] - r[i, 2] * W[c, 4]
+                W[c, 1] += r[i, 2] * W[c, 3] - r[i, 0] * W[c, 5]
+                W[c, 2] += r[i, 0] * W[c, 4] - r[i, 1] * W[c, 3]
             i = lam[i]
 
 
-@njit_inline
-def _cross(a, b, out):
-    """Write a x b into out."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit_inline
-def _inertia_column(s_k, s_l, w, a_w, diagonal, out):
+@numba.njit(types.int64(VECTOR, types.int64[:, ::1], types.float64[:, :, ::1], VECTOR, VECTOR,
+                        VECTOR, VECTOR, MATRIX), **CHECKED)
+def regressor_checked(reals, ints, A, q, qd, qdd, workspace, Y):
     """
-    Write the column of I_kl: the moment I a_w + w x (I w) for I = s_k s_l^T + s_l s_k^T.
+    Run :func:`regressor` on one state as the API passes it; 0, or why not.
 
-    Halved on the diagonal (I_kk's tensor is s_k s_k^T); the force part is zero.
+    As :func:`.frames.frame_placement_checked`: 1 if a state or Y is not of the bodies'
+    length, 2 if a state is not finite, 3 if Y is not.
     """
-    alpha_k = s_k[0] * a_w[0] + s_k[1] * a_w[1] + s_k[2] * a_w[2]
-    alpha_l = s_l[0] * a_w[0] + s_l[1] * a_w[1] + s_l[2] * a_w[2]
-    beta_k = s_k[0] * w[0] + s_k[1] * w[1] + s_k[2] * w[2]
-    beta_l = s_l[0] * w[0] + s_l[1] * w[1] + s_l[2] * w[2]
-    # I w = s_k beta_l + s_l beta_k
-    x0 = s_k[0] * beta_l + s_l[0] * beta_k
-    x1 = s_k[1] * beta_l + s_l[1] * beta_k
-    x2 = s_k[2] * beta_l + s_l[2] * beta_k
-    half = 0.5 if diagonal else 1.0
-    out[0] = half * (s_k[0] * alpha_l + s_l[0] * alpha_k + w[1] * x2 - w[2] * x1)
-    out[1] = half * (s_k[1] * alpha_l + s_l[1] * alpha_k + w[2] * x0 - w[0] * x2)
-    out[2] = half * (s_k[2] * alpha_l + s_l[2] * alpha_k + w[0] * x1 - w[1] * x0)
-    out[3] = out[4] = out[5] = 0.0
+    n = ints.shape[1]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or Y.shape[0] != n or \
+            Y.shape[1] != 10 * n:
+        return 1
+    if not_finite(q) or not_finite(qd) or not_finite(qdd):
+        return 2
+    regressor(reals, ints, A, q, qd, qdd, workspace, Y)
+    return 3 if not_finite(Y) else 0
 
 
 @numba.njit(cache=True, parallel=True, error_model='numpy')

@@ -44,7 +44,7 @@ from .mimic import bodies
 from .model import data_arrays, Model, model_arrays
 from .momentum import momentum_terms
 from .reaction_wrench import reaction_wrenches
-from .regressor import INERTIA_PAIRS, regressor, regressor_batch
+from .regressor import INERTIA_PAIRS, regressor, regressor_batch, regressor_checked
 from .task_space import TaskSpace
 from .udu import articulated_bodies
 from .urdf import build_chain, build_chain_xml, Chain
@@ -460,6 +460,14 @@ class Robot(TaskSpace):
         columns of Pinocchio's ``computeJointTorqueRegressor`` (:meth:`parameters`).
         With mimic joints, G^T Y: the rows of the coordinates.
         """
+        data = getattr(self._local, 'data', None)
+        if self._G is None and data is not None:     # one state as the kernel takes it
+            Y = np.empty((self._n, 10 * self._nb))
+            try:
+                if not regressor_checked(self._reals, self._ints, self._A, q, qd, qdd, data, Y):
+                    return Y
+            except TypeError:                        # other types: the full checks
+                pass
         q, qd, qdd = self._bodies(*self._states(q=q, qd=qd, qdd=qdd))
         nb = self._nb
         Y = np.empty(q.shape + (10 * nb,))

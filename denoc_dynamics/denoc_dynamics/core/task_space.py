@@ -152,9 +152,15 @@ class TaskSpace:
         are the n coordinates, each mimic joint's column added to its leader's times
         its multiplier (J G).  A frame on the base has J = 0.
         """
-        out = self._fast(frame_jacobian_checked, frame, reference, (6, self._n), q)
-        if out is not None:
-            return out
+        buffers = self._frame_buffers.get((frame, reference))
+        if buffers is not None:                  # _fast, written out: the most frequent call
+            J = np.empty((6, self._n))
+            try:
+                if not frame_jacobian_checked(self._reals, self._ints, buffers[0], buffers[1], q,
+                                              self._local.data, J):
+                    return J
+            except (TypeError, AttributeError):
+                pass
         buffers = self._frame(frame, reference)
         q = self._state(q, 'q')
         return _robot._finite(self._frame_kernel(frame_batch.FRAME_JACOBIAN, frame_jacobian,
