@@ -24,7 +24,7 @@ from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_p, dot, njit, njit_inline, p_dot, twist_to_child, wrench_to_parent
+from .spatial import njit, njit_inline, pass_to_parent
 from .udu import articulated_bodies
 
 
@@ -49,7 +49,13 @@ def sweeps(model, data, q, qd, tau, f_ext, qdd):
 
 @njit_inline
 def solve(model, data, phi, qdd):
-    """Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19)."""
+    """
+    Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19).
+
+    The sweeps are written out over the arrays indexed by body (B and B^T as in
+    :mod:`.spatial`), with no per-body helper or row view: numba reference-counts the
+    arrays that an inlined helper takes, at each body.
+    """
     lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
     r, p, psi, m_hat, eta, mu, tau_hat = (data.r, data.p, data.psi, data.m_hat, data.eta,
@@ -58,19 +64,31 @@ def solve(model, data, phi, qdd):
         for a in range(6):
             eta[k, a] = 0.0
     for k in range(n - 1, -1, -1):
-        tau_hat[k] = phi[k] - p_dot(p[k], eta[k], prismatic[k])    # 002 eq. 14
+        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
+        tau_hat[k] = phi[k] - (p[k, c] * eta[k, c] + p[k, c + 1] * eta[k, c + 1]
+                               + p[k, c + 2] * eta[k, c + 2])       # 002 eq. 14
         for a in range(6):
             eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
         if lam[k] >= 0:
-            wrench_to_parent(r[k], eta[k], eta[lam[k]])             # 002 eq. 16
+            pass_to_parent(r, eta, k, lam[k])                       # 002 eq. 16
     for k in range(n):
-        if lam[k] >= 0:
-            twist_to_child(r[k], mu[lam[k]], mu[k])                 # 002 eq. 18
+        j = lam[k]
+        if j >= 0:                                                  # 002 eq. 18: B mu_lambda
+            w0, w1, w2 = mu[j, 0], mu[j, 1], mu[j, 2]
+            mu[k, 0], mu[k, 1], mu[k, 2] = w0, w1, w2
+            mu[k, 3] = mu[j, 3] + w1 * r[k, 2] - w2 * r[k, 1]
+            mu[k, 4] = mu[j, 4] + w2 * r[k, 0] - w0 * r[k, 2]
+            mu[k, 5] = mu[j, 5] + w0 * r[k, 1] - w1 * r[k, 0]
         else:
             for a in range(6):
                 mu[k, a] = 0.0
-        qdd[k] = tau_hat[k] / m_hat[k] - dot(psi[k], mu[k])         # 002 eqs. 17, 19
-        add_p(p[k], qdd[k], prismatic[k], mu[k])
+        x = 0.0
+        for a in range(6):
+            x += psi[k, a] * mu[k, a]
+        qdd[k] = tau_hat[k] / m_hat[k] - x                          # 002 eqs. 17, 19
+        c = 3 if prismatic[k] else 0
+        for a in range(c, c + 3):
+            mu[k, a] += p[k, a] * qdd[k]
 
 
 @njit

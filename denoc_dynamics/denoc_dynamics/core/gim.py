@@ -16,7 +16,7 @@ Featherstone's HandC does.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, matvec, move_wrench, njit
+from .spatial import inertia_to_parent, njit, njit_inline
 
 
 @njit
@@ -27,25 +27,47 @@ def inertia_matrix(reals, ints, q, workspace, I):
     composite_inertia_matrix(model, data, I)
 
 
-@njit
+@njit_inline
 def composite_inertia_matrix(model, data, I):
     """
     I = the GIM at the kinematics already in ``data`` (000 eqs. 21-22).
 
-    M~_i starts at M_i and is M_i's storage: the sweep turns M into M~ in place.
+    M~_i starts at M_i and is M_i's storage: the sweep turns M into M~ in place.  The
+    walk of y = M~_i p_i is written out in scalars (p_j = [e_j; 0] or [0; e_j], B^T as
+    :func:`.spatial.move_wrench`): no per-body helper or row view, which numba would
+    reference-count at each step.
     """
-    lam = model.lam
+    lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
-    r, p, M_tilde, y = data.r, data.p, data.M_tilde, data.y
+    r, e, M_tilde = data.r, data.e, data.M_tilde
     for i in range(n - 1, -1, -1):
         if lam[i] >= 0:
-            inertia_to_parent(r[i], M_tilde[i], M_tilde[lam[i]])   # 000 eq. 21
+            inertia_to_parent(r, M_tilde, i, lam[i])                # 000 eq. 21
     I[:] = 0.0
     for i in range(n):
-        matvec(M_tilde[i], p[i], y[i])                              # y = M~_i p_i
-        I[i, i] = dot(p[i], y[i])
+        c = 3 if prismatic[i] else 0                                # y = M~_i p_i
+        y0, y1, y2, y3, y4, y5 = (_column(M_tilde, e, i, c, 0), _column(M_tilde, e, i, c, 1),
+                                  _column(M_tilde, e, i, c, 2), _column(M_tilde, e, i, c, 3),
+                                  _column(M_tilde, e, i, c, 4), _column(M_tilde, e, i, c, 5))
+        I[i, i] = _p_dot(e, i, prismatic[i], y0, y1, y2, y3, y4, y5)
         j = i
-        while lam[j] >= 0:
-            move_wrench(r[j], y[i])                                 # B_{j,lambda(j)}^T y
+        while lam[j] >= 0:                                          # B_{j,lambda(j)}^T y
+            y0 += r[j, 1] * y5 - r[j, 2] * y4
+            y1 += r[j, 2] * y3 - r[j, 0] * y5
+            y2 += r[j, 0] * y4 - r[j, 1] * y3
             j = lam[j]
-            I[i, j] = I[j, i] = dot(p[j], y[i])                     # 000 eq. 22
+            I[i, j] = I[j, i] = _p_dot(e, j, prismatic[j], y0, y1, y2, y3, y4, y5)  # eq. 22
+
+
+@njit_inline
+def _column(M, e, i, c, a):
+    """Return (M_i p_i)_a for p_i = [e_i; 0] (c = 0) or [0; e_i] (c = 3)."""
+    return M[i, a, c] * e[i, 0] + M[i, a, c + 1] * e[i, 1] + M[i, a, c + 2] * e[i, 2]
+
+
+@njit_inline
+def _p_dot(e, j, prismatic, y0, y1, y2, y3, y4, y5):
+    """Return p_j^T y for p_j = [e_j; 0] or [0; e_j]."""
+    if prismatic:
+        return e[j, 0] * y3 + e[j, 1] * y4 + e[j, 2] * y5
+    return e[j, 0] * y0 + e[j, 1] * y1 + e[j, 2] * y2

@@ -13,9 +13,10 @@ sweep of 000 eq. 18,
 with no velocity terms and no product by the bodies' inertia tensors.
 """
 
+from .inverse_dynamics import project_to_joints
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit, njit_inline, p_dot, wrench_to_parent
+from .spatial import njit, njit_inline
 
 
 @njit
@@ -38,7 +39,4 @@ def weights(model, data, tau):
         w[i, 1] = h0 * g[2] - h2 * g[0]
         w[i, 2] = h1 * g[0] - h0 * g[1]
         w[i, 3], w[i, 4], w[i, 5] = -m[i] * g[0], -m[i] * g[1], -m[i] * g[2]
-    for i in range(n - 1, -1, -1):
-        tau[i] = p_dot(p[i], w[i], prismatic[i])        # 000 eq. 18
-        if lam[i] >= 0:
-            wrench_to_parent(r[i], w[i], w[lam[i]])
+    project_to_joints(lam, prismatic, r, p, w, tau)                   # 000 eq. 18

@@ -19,8 +19,7 @@ where O_i is now), for which pd_i = t_i x p_i.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_motion_cross, add_p, body_inertia_times, force_cross, njit
-from .spatial import njit_inline, p_dot, twist_to_child, wrench_to_parent
+from .spatial import njit, njit_inline, pass_to_parent
 
 
 @njit
@@ -51,11 +50,26 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
     lam, prismatic, g = model.lam, model.prismatic, model.g
     n = qd.shape[0]
     r, p, M, d, t, td, w = data.r, data.p, data.M, data.d, data.t, data.td, data.w
-    for i in range(n):
-        twist_and_rate(lam, prismatic, g, r, p, t, td, i, qd, qdd)
-        body_inertia_times(M[i], t[i], w[i], False)                 # M_i t_i
-        force_cross(t[i], w[i], w[i])                               # t_i x* M_i t_i
-        body_inertia_times(M[i], td[i], w[i], True)                 # 000 eq. 17
+    twists_and_rates(lam, prismatic, g, r, p, t, td, range(n), qd, qdd)
+    for i in range(n):                                             # 000 eq. 17, written out:
+        h0, h1, h2, mass = M[i, 2, 4], M[i, 0, 5], M[i, 1, 3], M[i, 3, 3]   # M_i's h_i, m_i
+        w0, w1, w2, v0, v1, v2 = t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5]
+        n0 = M[i, 0, 0] * w0 + M[i, 0, 1] * w1 + M[i, 0, 2] * w2 + h1 * v2 - h2 * v1
+        n1 = M[i, 1, 0] * w0 + M[i, 1, 1] * w1 + M[i, 1, 2] * w2 + h2 * v0 - h0 * v2
+        n2 = M[i, 2, 0] * w0 + M[i, 2, 1] * w1 + M[i, 2, 2] * w2 + h0 * v1 - h1 * v0
+        f0 = mass * v0 - h1 * w2 + h2 * w1                         # M_i t_i = [n; f]
+        f1 = mass * v1 - h2 * w0 + h0 * w2
+        f2 = mass * v2 - h0 * w1 + h1 * w0
+        a0, a1, a2, l0, l1, l2 = td[i, 0], td[i, 1], td[i, 2], td[i, 3], td[i, 4], td[i, 5]
+        w[i, 0] = (w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1           # t_i x* M_i t_i
+                   + (M[i, 0, 0] * a0 + M[i, 0, 1] * a1 + M[i, 0, 2] * a2 + h1 * l2 - h2 * l1))
+        w[i, 1] = (w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2           # + M_i td_i
+                   + (M[i, 1, 0] * a0 + M[i, 1, 1] * a1 + M[i, 1, 2] * a2 + h2 * l0 - h0 * l2))
+        w[i, 2] = (w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+                   + (M[i, 2, 0] * a0 + M[i, 2, 1] * a1 + M[i, 2, 2] * a2 + h0 * l1 - h1 * l0))
+        w[i, 3] = w1 * f2 - w2 * f1 + (mass * l0 - h1 * a2 + h2 * a1)
+        w[i, 4] = w2 * f0 - w0 * f2 + (mass * l1 - h2 * a0 + h0 * a2)
+        w[i, 5] = w0 * f1 - w1 * f0 + (mass * l2 - h0 * a1 + h1 * a0)
         if f_ext is not None:
             f = f_ext[i]
             w[i, 0] -= f[0] + d[i, 1] * f[5] - d[i, 2] * f[4]      # moment about O_i
@@ -63,30 +77,66 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
             w[i, 2] -= f[2] + d[i, 0] * f[4] - d[i, 1] * f[3]
             for k in range(3, 6):
                 w[i, k] -= f[k]
-    for i in range(n - 1, -1, -1):
-        tau[i] = p_dot(p[i], w[i], prismatic[i])                   # 000 eq. 18
+    project_to_joints(lam, prismatic, r, p, w, tau)
+
+
+@njit_inline
+def project_to_joints(lam, prismatic, r, p, w, tau):
+    """
+    Write tau_i = p_i^T w~_i, w~_lambda(i) += B^T w~_i: the backward sweep of 000 eq. 18.
+
+    ``w`` holds the bodies' w*_i and becomes w~_i (the composite bodies' wrenches);
+    written out over the arrays indexed by body (no per-body helper, no row view).
+    """
+    for i in range(lam.shape[0] - 1, -1, -1):
+        c = 3 if prismatic[i] else 0                               # p_i = [e_i; 0] or [0; e_i]
+        tau[i] = p[i, c] * w[i, c] + p[i, c + 1] * w[i, c + 1] + p[i, c + 2] * w[i, c + 2]
         if lam[i] >= 0:
-            wrench_to_parent(r[i], w[i], w[lam[i]])
+            pass_to_parent(r, w, i, lam[i])                        # B_{i,lambda(i)}^T w~_i
 
 
 @njit_inline
 def twist_and_rate(lam, prismatic, g, r, p, t, td, i, qd, qdd):
+    """Write t_i and td_i from body lambda(i)'s (:func:`twists_and_rates` for body i)."""
+    twists_and_rates(lam, prismatic, g, r, p, t, td, range(i, i + 1), qd, qdd)
+
+
+@njit_inline
+def twists_and_rates(lam, prismatic, g, r, p, t, td, bodies, qd, qdd):
     """
-    Write t_i and td_i from body lambda(i)'s (000 eq. 10 and its rate); ``qdd`` None is 0.
+    Write t_i and td_i of each body i of ``bodies``, parents first (000 eq. 10 and its rate).
 
     t_i = B_{i,lambda(i)} t_lambda(i) + p_i qd_i and td_i = B_{i,lambda(i)} td_lambda(i)
-    + p_i qdd_i + (t_i x p_i) qd_i, from td_0 = [0; -g] (gravity as a base acceleration).
-    The model's and the workspace's arrays, not the named tuples, as
-    :func:`.kinematics.placement` takes them (numba's reference counting per body).
+    + p_i qdd_i + (t_i x p_i) qd_i, from td_0 = [0; -g] (gravity as a base acceleration);
+    ``qdd`` None is zero.  Written out over the arrays indexed by body, as
+    :func:`.kinematics.placements` is (numba's reference counting of helpers' arrays and
+    row views, per body).
     """
-    if lam[i] >= 0:
-        twist_to_child(r[i], t[lam[i]], t[i])                   # 000 eq. 10
-        twist_to_child(r[i], td[lam[i]], td[i])
-    else:
-        t[i, :] = 0.0
-        td[i, :3] = 0.0
-        td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
-    add_p(p[i], qd[i], prismatic[i], t[i])
-    if qdd is not None:
-        add_p(p[i], qdd[i], prismatic[i], td[i])
-    add_motion_cross(t[i], p[i], qd[i], td[i])                 # pd_i qd_i
+    for i in bodies:
+        j = lam[i]
+        if j >= 0:                                 # B_{i,lambda(i)}: v + w x r_i
+            for a in range(3):                     # 000 eq. 10 and its rate
+                t[i, a], td[i, a] = t[j, a], td[j, a]
+            for a in range(3):
+                a1, a2 = (a + 1) % 3, (a + 2) % 3  # (w x r_i)_a
+                t[i, 3 + a] = t[j, 3 + a] + t[j, a1] * r[i, a2] - t[j, a2] * r[i, a1]
+                td[i, 3 + a] = td[j, 3 + a] + td[j, a1] * r[i, a2] - td[j, a2] * r[i, a1]
+        else:
+            for a in range(6):
+                t[i, a] = 0.0
+            td[i, 0], td[i, 1], td[i, 2] = 0.0, 0.0, 0.0
+            td[i, 3], td[i, 4], td[i, 5] = -g[0], -g[1], -g[2]    # td_0 = [0; -g]
+        c = 3 if prismatic[i] else 0               # p_i = [e_i; 0] or [0; e_i]
+        for a in range(c, c + 3):
+            t[i, a] += p[i, a] * qd[i]
+            if qdd is not None:
+                td[i, a] += p[i, a] * qdd[i]
+        w0, w1, w2, v0, v1, v2 = t[i, 0], t[i, 1], t[i, 2], t[i, 3], t[i, 4], t[i, 5]
+        a0, a1, a2, l0, l1, l2 = p[i, 0], p[i, 1], p[i, 2], p[i, 3], p[i, 4], p[i, 5]
+        s = qd[i]                                  # pd_i qd_i = (t_i x p_i) qd_i
+        td[i, 0] += s * (w1 * a2 - w2 * a1)
+        td[i, 1] += s * (w2 * a0 - w0 * a2)
+        td[i, 2] += s * (w0 * a1 - w1 * a0)
+        td[i, 3] += s * (w1 * l2 - w2 * l1 + v1 * a2 - v2 * a1)
+        td[i, 4] += s * (w2 * l0 - w0 * l2 + v2 * a0 - v0 * a2)
+        td[i, 5] += s * (w0 * l1 - w1 * l0 + v0 * a1 - v1 * a0)

@@ -35,7 +35,7 @@ everything beyond the sensor plus the wrenches applied beyond it.
 import numpy as np
 
 from .inverse_dynamics import newton_euler
-from .kinematics import _body_terms, kinematics
+from .kinematics import body_terms, kinematics
 from .model import data_arrays, model_arrays
 from .spatial import body_inertia_times, force_cross, njit, wrench_to_parent
 
@@ -81,16 +81,17 @@ def sensor_wrenches(reals, ints, q, qd, qdd, f_ext, workspace, body, beyond, sen
     kinematics(model, data, q)
     newton_euler(model, data, qd, qdd, f_ext, data.phi)
     R, O, t, td, w_tilde = data.R, data.O, data.t, data.td, data.w
-    e, p, d = np.empty(3), np.empty(6), np.empty(3)
-    M_S, w, r = np.empty((6, 6)), np.empty(6), np.empty(3)
+    e, p, d = np.empty((1, 3)), np.empty((1, 6)), np.empty((1, 3))   # one body's
+    M_S, w, r = np.empty((1, 6, 6)), np.empty(6), np.empty(3)
+    revolute = np.zeros(1, dtype=np.int64)
     for j in range(body.shape[0]):
         k = body[j]
         c = sensor_reals[j]
-        I_O = c[4:13].reshape(3, 3)
-        _body_terms(R[k], False, c[0], c[1:4], I_O, e, p, M_S, d)   # M_S about O_k
-        body_inertia_times(M_S, t[k], w, False)                      # M_S t_k
+        body_terms(R[k:k + 1], revolute, c[0:1], c[1:4].reshape(1, 3),
+                   c[4:13].reshape(1, 3, 3), range(1), e, p, M_S, d)  # M_S about O_k
+        body_inertia_times(M_S[0], t[k], w, False)                   # M_S t_k
         force_cross(t[k], w, w)                                      # t_k x* M_S t_k
-        body_inertia_times(M_S, td[k], w, True)                      # 000 eq. 17
+        body_inertia_times(M_S[0], td[k], w, True)                   # 000 eq. 17
         for b in range(n):
             if beyond[j, b]:
                 for a in range(3):

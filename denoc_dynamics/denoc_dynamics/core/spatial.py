@@ -90,33 +90,52 @@ def wrench_to_parent(r, f, out):
 
 
 @njit_inline
-def inertia_to_parent(r, X, out):
+def pass_to_parent(r, w, i, j):
     """
-    Add B^T X B to out, for a symmetric 6x6 X at O_i moved to O_lambda (000 eq. 21).
+    Add B^T w_i = [n + r_i x f; f] to w_j, j = lambda(i): 000 eq. 18 on the bodies' arrays.
 
-    With X = [[A, H], [H^T, D]] and R = [r x]: B^T X B = [[A + R H^T - K R, K],
-    [K^T, D]], K = H + R D.
+    ``r`` (n, 3) and ``w`` (n, 6) indexed here, not as row views: the backward sweeps
+    call this at each body, where numba would reference-count every row view.
     """
-    K = (_h_plus_rd(r, X, 0, 0), _h_plus_rd(r, X, 0, 1), _h_plus_rd(r, X, 0, 2),
-         _h_plus_rd(r, X, 1, 0), _h_plus_rd(r, X, 1, 1), _h_plus_rd(r, X, 1, 2),
-         _h_plus_rd(r, X, 2, 0), _h_plus_rd(r, X, 2, 1), _h_plus_rd(r, X, 2, 2))
-    for i in range(3):
-        i1, i2 = (i + 1) % 3, (i + 2) % 3
-        for j in range(3):
-            j1, j2 = (j + 1) % 3, (j + 2) % 3
-            RHt = r[i1] * X[j, 3 + i2] - r[i2] * X[j, 3 + i1]       # (R H^T)_ij
-            KR = K[3 * i + j1] * r[j2] - K[3 * i + j2] * r[j1]      # (K R)_ij
-            out[i, j] += X[i, j] + RHt - KR
-            out[i, 3 + j] += K[3 * i + j]
-            out[3 + j, i] += K[3 * i + j]
-            out[3 + i, 3 + j] += X[3 + i, 3 + j]
+    f0, f1, f2, f3, f4, f5 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
+    w[j, 0] += f0 + r[i, 1] * f5 - r[i, 2] * f4
+    w[j, 1] += f1 + r[i, 2] * f3 - r[i, 0] * f5
+    w[j, 2] += f2 + r[i, 0] * f4 - r[i, 1] * f3
+    w[j, 3] += f3
+    w[j, 4] += f4
+    w[j, 5] += f5
 
 
 @njit_inline
-def _h_plus_rd(r, X, i, j):
-    """Return (H + [r x] D)_ij for X = [[A, H], [H^T, D]]."""
-    i1, i2 = (i + 1) % 3, (i + 2) % 3
-    return X[i, 3 + j] + r[i1] * X[3 + i2, 3 + j] - r[i2] * X[3 + i1, 3 + j]
+def inertia_to_parent(r, X, k, j):
+    """
+    Add B^T X_k B to X_j, for a symmetric 6x6 X_k at O_k moved to O_j = O_lambda(k) (000 eq. 21).
+
+    With X_k = [[A, H], [H^T, D]] and R = [r_k x]: B^T X_k B = [[A + R H^T - K R, K],
+    [K^T, D]], K = H + R D.  ``r`` and ``X`` are the bodies' arrays (n, 3) and (n, 6, 6),
+    indexed here: a row view or an array more per call costs numba's reference counting,
+    at each body of the sweeps that call this.
+    """
+    K = (_h_plus_rd(r, X, k, 0, 0), _h_plus_rd(r, X, k, 0, 1), _h_plus_rd(r, X, k, 0, 2),
+         _h_plus_rd(r, X, k, 1, 0), _h_plus_rd(r, X, k, 1, 1), _h_plus_rd(r, X, k, 1, 2),
+         _h_plus_rd(r, X, k, 2, 0), _h_plus_rd(r, X, k, 2, 1), _h_plus_rd(r, X, k, 2, 2))
+    for a in range(3):
+        a1, a2 = (a + 1) % 3, (a + 2) % 3
+        for b in range(3):
+            b1, b2 = (b + 1) % 3, (b + 2) % 3
+            RHt = r[k, a1] * X[k, b, 3 + a2] - r[k, a2] * X[k, b, 3 + a1]     # (R H^T)_ab
+            KR = K[3 * a + b1] * r[k, b2] - K[3 * a + b2] * r[k, b1]         # (K R)_ab
+            X[j, a, b] += X[k, a, b] + RHt - KR
+            X[j, a, 3 + b] += K[3 * a + b]
+            X[j, 3 + b, a] += K[3 * a + b]
+            X[j, 3 + a, 3 + b] += X[k, 3 + a, 3 + b]
+
+
+@njit_inline
+def _h_plus_rd(r, X, k, a, b):
+    """Return (H + [r_k x] D)_ab for X_k = [[A, H], [H^T, D]]."""
+    a1, a2 = (a + 1) % 3, (a + 2) % 3
+    return X[k, a, 3 + b] + r[k, a1] * X[k, 3 + a2, 3 + b] - r[k, a2] * X[k, 3 + a1, 3 + b]
 
 
 @njit_inline

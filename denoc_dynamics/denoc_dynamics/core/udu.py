@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline, p_dot
+from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline
 
 
 @njit
@@ -80,21 +80,21 @@ def articulated_bodies(model, data):
     """
     lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
-    r, e, p, M_hat, psi, m_hat = data.r, data.e, data.p, data.M_hat, data.psi, data.m_hat
+    r, e, M_hat, psi, m_hat = data.r, data.e, data.M_hat, data.psi, data.m_hat
     for k in range(n - 1, -1, -1):
         c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
         for a in range(6):                                          # psi^_k = M^_k p_k
             psi[k, a] = (M_hat[k, a, c] * e[k, 0] + M_hat[k, a, c + 1] * e[k, 1]
                          + M_hat[k, a, c + 2] * e[k, 2])
-        m_hat[k] = p_dot(p[k], psi[k], prismatic[k])
+        m_hat[k] = e[k, 0] * psi[k, c] + e[k, 1] * psi[k, c + 1] + e[k, 2] * psi[k, c + 2]
         inverse = 1.0 / m_hat[k]
         if lam[k] >= 0:
             for a in range(6):                                      # Psi_k M^_k, symmetric:
-                c = psi[k, a] * inverse                             # 21 products, not 36
+                s = psi[k, a] * inverse                             # 21 products, not 36
                 for b in range(a, 6):
-                    M_hat[k, a, b] -= c * psi[k, b]
+                    M_hat[k, a, b] -= s * psi[k, b]
                     M_hat[k, b, a] = M_hat[k, a, b]
-            inertia_to_parent(r[k], M_hat[k], M_hat[lam[k]])
+            inertia_to_parent(r, M_hat, k, lam[k])
         for a in range(6):
             psi[k, a] *= inverse
 
