@@ -36,16 +36,18 @@ import numpy as np
 from .core.call import FORWARD_DYNAMICS_CHOLESKY
 from .core.forward_dynamics import cholesky_solve
 from .core.kinematics import kinematics
-from .core.mimic import accelerations as mimic_accelerations
-from .core.mimic import constrained_cholesky, to_bodies
+from .core.mimic import constrained_cholesky, forward_dynamics, place_bodies
 from .core.mimic import unit_response as mimic_unit_response
 from .core.model import data_arrays, mimic_arrays, model_arrays
-from .link_loads import link_wrenches, Loads
+from .link_loads import evaluate_loads, link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 from .stop_impact import impact_velocity
 
 #: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
 njit = numba.njit(cache=True, error_model='numpy')
+
+#: The small parts of the step, inlined into their callers (no call, no views passed).
+njit_inline = numba.njit(cache=True, error_model='numpy', inline='always')
 
 #: Rows of :attr:`Physics.joint`, one column per coordinate.
 (LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION, FRICTION_VELOCITY,
@@ -206,8 +208,8 @@ def stop_impacts(dyn, q, qd, h):
         if target == qd[i]:
             continue
         if not factored:
-            scratch[TAU_STAGE, :] = 0.0
-            accelerations(dyn, q, qd, scratch[TAU_STAGE], scratch[QDD_1])
+            scratch[QDD_2, :] = 0.0
+            accelerations(dyn, q, qd, scratch[QDD_2], scratch[TAU_STAGE], scratch[QDD_1])
             factored = True
         e[:] = 0.0
         e[i] = 1.0
@@ -299,7 +301,7 @@ def drive_efforts(joint, drive, mode, servo, q, qd, h, tau):
         tau[i] = min(max(tau[i], -joint[EFFORT_LIMIT, i]), joint[EFFORT_LIMIT, i])
 
 
-@njit
+@njit_inline
 def passive_torques(joint, q, qd, out):
     """Set out to damping + smooth Coulomb friction + limit-stop efforts at (q, qd)."""
     for i in range(q.shape[0]):
@@ -312,41 +314,73 @@ def passive_torques(joint, q, qd, out):
             out[i] += max(stop, 0.0) if pen < 0.0 else min(stop, 0.0)
 
 
-@njit
+@njit_inline
 def dynamics(dyn, q, qd, tau, tau_stage, qdd):
     """Set qdd = FD(q, qd, tau + passive(q, qd)), the one dynamics of every stage."""
-    passive_torques(dyn.joint, q, qd, tau_stage)
-    for i in range(q.shape[0]):
-        tau_stage[i] += tau[i]
-    accelerations(dyn, q, qd, tau_stage, qdd)
+    if dyn.cholesky:
+        passive_torques(dyn.joint, q, qd, tau_stage)
+        for i in range(q.shape[0]):
+            tau_stage[i] += tau[i]
+        reference_accelerations(dyn, q, qd, tau_stage, qdd)
+    else:
+        stage(dyn.reals, dyn.ints, dyn.data, dyn.joint, dyn.loads, True, q, qd, tau,
+              tau_stage, qdd)
+
+
+@njit_inline
+def accelerations(dyn, q, qd, tau, tau_stage, qdd):
+    """Set qdd = FD(q, qd, tau), no passive efforts: the factors at q for :func:`unit_response`."""
+    if dyn.cholesky:
+        reference_accelerations(dyn, q, qd, tau, qdd)
+    else:
+        stage(dyn.reals, dyn.ints, dyn.data, dyn.joint, dyn.loads, False, q, qd, tau,
+              tau_stage, qdd)
 
 
 @njit
-def accelerations(dyn, q, qd, tau, qdd):
+def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, qdd):
     """
-    Set qdd = FD(q, qd, tau) on the coordinates: the core's one FD for every robot.
+    Set qdd = FD(q, qd, tau (+ passive(q, qd) with ``passive``)) by Saha's O(n) sweeps.
 
-    Saha's O(n) sweeps (002 eqs. 14-19), one more solve per mimic joint
-    (:func:`.core.mimic.accelerations`); the reference: G^T M G by Cholesky into L.
+    The core's one forward dynamics (:func:`.core.mimic.forward_dynamics`: 002 eqs.
+    14-19, one more solve per mimic joint), called on flat arrays: numba
+    reference-counts every array of the tuples that a compiled call takes, so the step
+    hands no named views down.  The link wrenches and the wall enter as its external
+    wrenches, at the bodies' state (:mod:`.link_loads`).
     """
+    if passive:
+        passive_torques(joint, q, qd, tau_stage)
+        for i in range(q.shape[0]):
+            tau_stage[i] += tau[i]
+    else:
+        for i in range(q.shape[0]):
+            tau_stage[i] = tau[i]
+    f_ext = loads[5]
+    if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
+        nb = ints.shape[1]
+        mimic = mimic_arrays(workspace, nb, nb - q.shape[0])
+        place_bodies(model_arrays(reals, ints), mimic, q, qd)      # q_b, qd_b
+        evaluate_loads(reals, ints, mimic.q_b, mimic.qd_b, loads, workspace)
+    else:
+        f_ext[:] = 0.0
+    forward_dynamics(reals, ints, q, qd, tau_stage, f_ext, workspace, qdd)
+
+
+@njit
+def reference_accelerations(dyn, q, qd, tau, qdd):
+    """Set qdd = FD(q, qd, tau) by the reference: G^T M G and its Cholesky factor in L."""
     nb = dyn.ints.shape[1]
     model, data = model_arrays(dyn.reals, dyn.ints), data_arrays(dyn.data, nb)
     mimic = mimic_arrays(dyn.data, nb, nb - q.shape[0])
     loads = dyn.loads
     if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
         # the wrenches on the links and the wall, at the bodies' state (:mod:`.link_loads`)
-        to_bodies(model, q, mimic.q_b, True)
-        to_bodies(model, qd, mimic.qd_b, False)
+        place_bodies(model, mimic, q, qd)
         kinematics(model, data, mimic.q_b)
         link_wrenches(model, data, mimic.qd_b, loads)
-        if dyn.cholesky:
-            constrained_cholesky(model, data, mimic, q, qd, tau, loads[5], dyn.M_b, dyn.L, qdd)
-        else:
-            mimic_accelerations(model, data, mimic, q, qd, tau, loads[5], qdd)
-    elif dyn.cholesky:
-        constrained_cholesky(model, data, mimic, q, qd, tau, None, dyn.M_b, dyn.L, qdd)
+        constrained_cholesky(model, data, mimic, q, qd, tau, loads[5], dyn.M_b, dyn.L, qdd)
     else:
-        mimic_accelerations(model, data, mimic, q, qd, tau, None, qdd)
+        constrained_cholesky(model, data, mimic, q, qd, tau, None, dyn.M_b, dyn.L, qdd)
 
 
 @njit

@@ -31,6 +31,7 @@ checked again when it is sent.  (Hollerbach, "Dynamic scaling of manipulator
 trajectories", 1984, gives the same scaling law.)
 """
 
+import numba
 import numpy as np
 
 from .trajectory import sample_reference, sample_times, TrajectoryError
@@ -64,6 +65,24 @@ def sampled(trajectory, start: float, per_segment: int = SAMPLES_PER_SEGMENT):
     return (t,) + tuple(sample_reference(trajectory, t))
 
 
+def on_this_thread(call, *args):
+    """
+    Return ``call(*args)`` (a batch of the core) run on the calling thread alone.
+
+    The controller checks a goal between two control steps: a parallel region would
+    wait for numba's worker threads, which a loaded machine schedules late (64 or
+    640 states of inverse dynamics: 15 ms on two threads at a load average of 4 on
+    two cores, 0.3 and 1.9 ms on this thread), and they would compete with the
+    control loop.  ``numba.set_num_threads`` is per thread; it is restored after.
+    """
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return call(*args)
+    finally:
+        numba.set_num_threads(threads)
+
+
 def check_efforts(robot, trajectory, now: float, joint_names=None,
                   per_segment: int = SAMPLES_PER_SEGMENT):
     """
@@ -75,7 +94,7 @@ def check_efforts(robot, trajectory, now: float, joint_names=None,
     names = list(joint_names or robot.joint_names)
     limit = robot.joints.effort
     t, q, qd, qdd = sampled(trajectory, now, per_segment)
-    tau = robot.inverse_dynamics(q, qd, qdd)
+    tau = on_this_thread(robot.inverse_dynamics, q, qd, qdd)
     excess = np.abs(tau) / limit
     if np.all(excess <= 1.0):
         return
@@ -99,8 +118,8 @@ def time_scaling(robot, trajectory, now: float, per_segment: int = SAMPLES_PER_S
     """
     limit = robot.joints.effort
     t, q, qd, qdd = sampled(trajectory, now, per_segment)
-    tau = robot.inverse_dynamics(q, qd, qdd)
-    g = robot.gravity_torques(q)
+    tau = on_this_thread(robot.inverse_dynamics, q, qd, qdd)
+    g = on_this_thread(robot.gravity_torques, q)
     over = np.abs(g) > limit
     if np.any(over):
         s, j = np.argwhere(over)[0]

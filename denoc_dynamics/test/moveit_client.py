@@ -97,12 +97,18 @@ class MoveItLikeClient:
         assert self.ros.spin_until(lambda: self.controller_states > 0, timeout), \
             'no controller_state: the controller has no joint state'
         # The answer to a first goal can be lost while DDS discovery has not yet matched
-        # the server's response writer with this client: have an empty goal answered
-        # (the server aborts it, INVALID_GOAL) before the real ones.
-        deadline = time.monotonic() + timeout
-        while not self.ros.spin_until(
-                self.client.send_goal_async(FollowJointTrajectory.Goal()).done, 3.0):
-            assert time.monotonic() < deadline, 'the action server never answered a goal'
+        # the server's response writer with this client
+        self.wait_answered(timeout)
+
+    def wait_answered(self, timeout=TIMEOUT):
+        """
+        Wait until the action server answers a new goal (an empty one: it aborts it).
+
+        The server answers goals in the order they came: the answer also says it has
+        worked through the goals queued before (a flood's, for tens of seconds on a
+        loaded machine), and that discovery has matched this client's response reader.
+        """
+        wait_answered(self.ros, self.client, timeout, f'the action server {self.action_name}')
 
     def positions(self, names):
         """Return the latest joint positions of ``names``."""
@@ -224,6 +230,20 @@ class MoveItLikeClient:
         test.assertLess(took, 1.1 * 2.0 + 0.5)
         self.ros.spin_for(1.0)
         test.assertLess(np.abs(self.positions(names) - target).max(), 1e-3)
+
+
+def wait_answered(ros, client, timeout=TIMEOUT, server='the action server'):
+    """
+    Wait until the server of the action client ``client`` answers it an empty goal.
+
+    ``server_is_ready`` says that this client has matched the server's endpoints; the
+    server may not yet have matched this client's response reader, and an answer it
+    sends before that can be lost.  An answer received says both sides have.  The
+    server aborts the empty goal (INVALID_GOAL).
+    """
+    deadline = time.monotonic() + timeout
+    while not ros.spin_until(client.send_goal_async(FollowJointTrajectory.Goal()).done, 3.0):
+        assert time.monotonic() < deadline, f'{server} answered no goal in {timeout:g} s'
 
 
 def duration_of(trajectory):

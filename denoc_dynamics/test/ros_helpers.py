@@ -5,7 +5,9 @@ Every test run isolates itself (:func:`isolate`): the session (test/conftest.py)
 each launch test file reserve a ROS domain that no other process on this machine
 uses, and discovery stays on localhost.  The subprocesses inherit that environment.
 Their stdout and stderr go to a temporary file, shown in assertion messages
-(:meth:`NodeProcess.output`).
+(:meth:`NodeProcess.output`).  They run with Python's fault handler on: a crash
+(SIGSEGV, SIGABRT from C++ std::terminate or from glibc) prints every thread's Python
+stack, and :meth:`NodeProcess.finish` makes a process that hangs print them too.
 """
 
 import contextlib
@@ -128,11 +130,16 @@ def wait_for(predicate, timeout=DISCOVERY_TIMEOUT, period=0.05):
 class NodeProcess:
     """An executable started in the background; :meth:`stop` always cleans it up."""
 
+    hung = None   # the timeout [s] :meth:`finish` waited in vain
+
     def __init__(self, name, args=()):
         """Start ``lib/denoc_dynamics/<name> args...``."""
         self.name = name
         self._log = tempfile.NamedTemporaryFile(prefix=f'{name}-', suffix='.log', delete=False)
-        env = dict(os.environ, PYTHONUNBUFFERED='1', OPENBLAS_NUM_THREADS='1')
+        # the fault handler prints every thread's Python stack on SIGSEGV, SIGABRT,
+        # SIGBUS, SIGFPE, SIGILL (until the interpreter finalizes)
+        env = dict(os.environ, PYTHONUNBUFFERED='1', OPENBLAS_NUM_THREADS='1',
+                   PYTHONFAULTHANDLER='1')
         self.proc = subprocess.Popen([executable(name)] + list(args), stdout=self._log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env, preexec_fn=sigint_at_default)
@@ -147,9 +154,36 @@ class NodeProcess:
             return stream.read()
 
     def describe(self):
-        """Return its state and output, for assertion messages."""
-        state = 'running' if self.alive() else f'exited with {self.proc.returncode}'
-        return f'--- {self.name} ({state}) output:\n{self.output()}\n---'
+        """Return its state and whole output (stdout and stderr), for assertion messages."""
+        code = self.proc.poll()
+        if code is None:
+            state = 'running'
+        elif code < 0:
+            state = f'killed by {signal.Signals(-code).name} ({code})'
+        else:
+            state = f'exited with {code}'
+        if self.hung:
+            state = f'did not exit in {self.hung:g} s; sent SIGABRT: {state}'
+        return f'--- {self.name} [pid {self.proc.pid}] ({state}) output:\n{self.output()}\n---'
+
+    def finish(self, timeout):
+        """
+        Wait up to ``timeout`` s for the process to exit; return its exit code.
+
+        A process still running then is sent SIGABRT, so that its fault handler prints
+        where every thread hangs (in :meth:`output`), and None is returned.
+        """
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        self.hung = timeout
+        self.proc.send_signal(signal.SIGABRT)
+        try:
+            self.proc.wait(5.0)
+        except subprocess.TimeoutExpired:
+            pass
+        return None
 
     def send(self, *signals, gap=0.05):
         """Send ``signals`` to the process, ``gap`` seconds apart (while it runs)."""
@@ -214,6 +248,22 @@ class RosClient:
             self.executor.spin_once(timeout_sec=0.05)
         return True
 
+    def wait_all(self, *conditions, timeout=DISCOVERY_TIMEOUT, detail=''):
+        """
+        Process callbacks until every one of ``conditions`` holds.
+
+        Each condition is ``(what, predicate)``; ``what`` is a string, or a callable
+        returning one (read when the wait fails).  On a timeout the AssertionError names
+        the conditions still false, then ``detail`` (a string, or a callable returning
+        one: the processes' output).
+        """
+        if self.spin_until(lambda: all(check() for _, check in conditions), timeout):
+            return
+        missing = [what() if callable(what) else what
+                   for what, check in conditions if not check()]
+        raise AssertionError(f'after {timeout:g} s still waiting for: ' + '; '.join(missing)
+                             + '\n' + (detail() if callable(detail) else detail))
+
     def collect(self, msg_type, topic, qos=10):
         """Subscribe to ``topic`` and return the list the messages are appended to."""
         messages = []
@@ -245,6 +295,18 @@ class RosClient:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+
+def matched(publisher, count=1):
+    """
+    Return a wait condition (:meth:`RosClient.wait_all`): ``count`` subscriptions matched.
+
+    A message published before discovery has matched the subscriber is lost to it (a
+    volatile topic): a test that sends once waits for this first.
+    """
+    return (lambda: f'{count} subscriber(s) of {publisher.topic_name} matched (has '
+                    f'{publisher.get_subscription_count()})',
+            lambda: publisher.get_subscription_count() >= count)
 
 
 def stamp(sec, nanosec=0):

@@ -47,7 +47,7 @@ from numba import types
 import numpy as np
 
 from .frames import bad_state, CHECKED, frame_arrays, MATRIX, MODEL, not_finite, place_frame
-from .frames import VECTOR
+from .frames import split_frame_workspace, STATES, VECTOR
 from .model import data_arrays, model_arrays
 from .spatial import njit, njit_inline
 
@@ -150,17 +150,14 @@ def frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspa
     for j in range(support.shape[0]):
         k = support[j]
         rate = frame.a[k] * qd[frame.column[k]]
-        _twist_rate_step(R[k, :, 2], r[k], prismatic[k], rate, w, alpha, a)
-    s = np.zeros(3)
+        _twist_rate_step(R, r, k, prismatic[k], rate, w, alpha, a)
+    s0 = s1 = s2 = 0.0
     if support.shape[0]:
         b = support[support.shape[0] - 1]
-        for row in range(3):
-            s[row] = T[row, 3] - O[b, row]
-    _rigid_point(w, alpha, s, a)                      # O_b -> o_f
+        s0, s1, s2 = T[0, 3] - O[b, 0], T[1, 3] - O[b, 1], T[2, 3] - O[b, 2]
+    _rigid_point(w, alpha, s0, s1, s2, a)             # O_b -> o_f
     if frame.reference == WORLD:                      # o_f -> the base origin
-        for row in range(3):
-            s[row] = -T[row, 3]
-        _rigid_point(w, alpha, s, a)
+        _rigid_point(w, alpha, -T[0, 3], -T[1, 3], -T[2, 3], a)
     for row in range(3):
         a_out[row], a_out[3 + row] = a[row], alpha[row]
     if frame.reference == LOCAL:
@@ -170,19 +167,17 @@ def frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspa
 
 
 @njit_inline
-def _twist_rate_step(e, r, prismatic, rate, w, alpha, a):
+def _twist_rate_step(R, r, k, prismatic, rate, w, alpha, a):
     """
-    Step w, alpha and a from body lambda(i) to body i (000 eq. 10 and its rate).
+    Step w, alpha and a from body lambda(k) to body k (000 eq. 10 and its rate).
 
-    On entry the parent's, a at O_lambda(i); on exit body i's, a at O_i (the linear
-    velocity v does not enter the accelerations).
+    On entry the parent's, a at O_lambda(k); on exit body k's, a at O_k (the linear
+    velocity v does not enter the accelerations).  e_k = R_k's z column and r_k are
+    read from the bodies' arrays at k (a row view per body would be reference-counted).
     """
-    wr0, wr1, wr2 = _cross(w, r)
-    we0, we1, we2 = _cross(w, e)
-    # a + alpha x r + w x (w x r)
-    a[0] += alpha[1] * r[2] - alpha[2] * r[1] + w[1] * wr2 - w[2] * wr1
-    a[1] += alpha[2] * r[0] - alpha[0] * r[2] + w[2] * wr0 - w[0] * wr2
-    a[2] += alpha[0] * r[1] - alpha[1] * r[0] + w[0] * wr1 - w[1] * wr0
+    e0, e1, e2 = R[k, 0, 2], R[k, 1, 2], R[k, 2, 2]
+    we0, we1, we2 = _cross(w[0], w[1], w[2], e0, e1, e2)
+    _rigid_point(w, alpha, r[k, 0], r[k, 1], r[k, 2], a)   # a + alpha x r + w x (w x r)
     if prismatic:                                     # p = [0; e]
         a[0] += 2.0 * we0 * rate
         a[1] += 2.0 * we1 * rate
@@ -191,28 +186,32 @@ def _twist_rate_step(e, r, prismatic, rate, w, alpha, a):
         alpha[0] += we0 * rate
         alpha[1] += we1 * rate
         alpha[2] += we2 * rate
-        for row in range(3):
-            w[row] += e[row] * rate
+        w[0] += e0 * rate
+        w[1] += e1 * rate
+        w[2] += e2 * rate
 
 
 @njit_inline
-def _rigid_point(w, alpha, s, a):
+def _rigid_point(w, alpha, s0, s1, s2, a):
     """Move the classical acceleration a of a body point by s, to a point of the same body."""
-    ws0, ws1, ws2 = _cross(w, s)
-    a[0] += alpha[1] * s[2] - alpha[2] * s[1] + w[1] * ws2 - w[2] * ws1
-    a[1] += alpha[2] * s[0] - alpha[0] * s[2] + w[2] * ws0 - w[0] * ws2
-    a[2] += alpha[0] * s[1] - alpha[1] * s[0] + w[0] * ws1 - w[1] * ws0
+    as0, as1, as2 = _cross(alpha[0], alpha[1], alpha[2], s0, s1, s2)
+    ws0, ws1, ws2 = _cross(w[0], w[1], w[2], s0, s1, s2)
+    wws0, wws1, wws2 = _cross(w[0], w[1], w[2], ws0, ws1, ws2)
+    a[0] += as0 + wws0                                # a + alpha x s + w x (w x s)
+    a[1] += as1 + wws1
+    a[2] += as2 + wws2
 
 
 @njit_inline
-def _cross(x, y):
-    """Return x x y for 3-vectors, as three numbers."""
-    return x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]
+def _cross(x0, x1, x2, y0, y1, y2):
+    """Return x x y for 3-vectors given by their components, as three numbers."""
+    return x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0
 
 
-@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, MATRIX), **CHECKED)
-def frame_jacobian_checked(reals, ints, frame_ints, frame_reals, q, workspace, J):
+@numba.njit([types.int64(*MODEL, state, MATRIX) for state in STATES], **CHECKED)
+def frame_jacobian_checked(reals, ints, buffer, q, J):
     """Run :func:`frame_jacobian` as :func:`.frames.frame_placement_checked` does."""
+    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status
@@ -220,9 +219,10 @@ def frame_jacobian_checked(reals, ints, frame_ints, frame_reals, q, workspace, J
     return 3 if not_finite(J) else 0
 
 
-@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, VECTOR, VECTOR), **CHECKED)
-def frame_velocity_checked(reals, ints, frame_ints, frame_reals, q, qd, workspace, v):
+@numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
+def frame_velocity_checked(reals, ints, buffer, q, qd, v):
     """Run :func:`frame_velocity` as :func:`.frames.frame_placement_checked` does."""
+    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status
@@ -230,10 +230,10 @@ def frame_velocity_checked(reals, ints, frame_ints, frame_reals, q, qd, workspac
     return 3 if not_finite(v) else 0
 
 
-@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, VECTOR, VECTOR), **CHECKED)
-def frame_acceleration_bias_checked(reals, ints, frame_ints, frame_reals, q, qd, workspace,
-                                    a):
+@numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
+def frame_acceleration_bias_checked(reals, ints, buffer, q, qd, a):
     """Run :func:`frame_acceleration_bias` as :func:`.frames.frame_placement_checked` does."""
+    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status

@@ -15,7 +15,9 @@ lambda(i) < i they are among the bodies 0..b, which a frame's kinematics places 
 one loop; its Jacobian then walks the support, root first.
 
 A frame kernel takes the model's buffers and two of the frame's own (Python builds
-them once per frame, :func:`frame_buffers`; numba's call costs per argument): the
+them once per frame, :func:`frame_buffers`; numba's call costs per argument; the
+checked one-state entries take them in one buffer with a workspace,
+:func:`frame_workspace`): the
 int64 ``frame_ints`` and the float64 ``frame_reals``, read inside the kernel through
 the named views of :func:`frame_arrays` (a :class:`FrameArrays`).  They carry the
 support, the offset, the Jacobian's reference and the mimic map: body k's position is
@@ -156,10 +158,39 @@ def frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T):
     return 0
 
 
-#: The argument types of the checked entries (one state, as the API passes it).
+#: The argument types of the checked entries (one state, as the API passes it): the
+#: model's two buffers and a thread's :func:`frame_workspace` (MODEL); a state is a
+#: C-ordered float64 vector (STATES[0]) or, converted by numba's dispatch, any other
+#: float64 vector (STATES[1]).
 VECTOR, INTS, MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
-MODEL = (VECTOR, types.int64[:, ::1], INTS, VECTOR)
+MODEL = (VECTOR, types.int64[:, ::1], VECTOR)
+STATES = (VECTOR, types.Array(types.float64, 1, 'A', readonly=True))
 CHECKED = {'cache': True, 'error_model': 'numpy'}
+
+
+def frame_workspace(buffers, size):
+    """
+    Return one float64 buffer: a frame's (frame_ints, frame_reals), then a workspace.
+
+    frame_ints bit for bit, as :func:`split_frame_workspace` reads them back.  Each
+    thread keeps one per frame for the checked entries: numba's call costs about 0.1 us
+    per array argument, and three arrays in one save two of them.
+    """
+    frame_ints, frame_reals = buffers
+    m, k = frame_ints.shape[0], frame_reals.shape[0]
+    out = np.zeros(m + k + size)
+    out[:m].view(np.int64)[:] = frame_ints
+    out[m:m + k] = frame_reals
+    return out
+
+
+@njit_inline
+def split_frame_workspace(ints, buffer):
+    """Return (frame_ints, frame_reals, workspace) of a :func:`frame_workspace` (views)."""
+    n_bodies = ints.shape[1]
+    m = 3 + buffer[:3].view(np.int64)[2] + 2 * n_bodies      # 3 + s + 2 n_bodies
+    k = 12 + 2 * n_bodies
+    return buffer[:m].view(np.int64), buffer[m:m + k], buffer[m + k:]
 
 
 @njit_inline
@@ -172,6 +203,31 @@ def not_finite(x):
 
 
 @njit_inline
+def matrix_not_finite(X):
+    """
+    Return True if an entry of the matrix X is NaN or infinite, without a test per entry.
+
+    x - x is 0 for a finite x and NaN for NaN or an infinity, and a NaN stays in a sum:
+    four partial sums of x - x over the rows (independent additions, which the
+    processor overlaps) and one test at the end.  For large results (the regressor's
+    n x 10 n), where :func:`not_finite`'s test and branch per entry cost a microsecond.
+    """
+    s0 = s1 = s2 = s3 = 0.0
+    columns = X.shape[1]
+    for i in range(X.shape[0]):
+        k = 0
+        while k + 4 <= columns:
+            s0 += X[i, k] - X[i, k]
+            s1 += X[i, k + 1] - X[i, k + 1]
+            s2 += X[i, k + 2] - X[i, k + 2]
+            s3 += X[i, k + 3] - X[i, k + 3]
+            k += 4
+        for k in range(k, columns):
+            s0 += X[i, k] - X[i, k]
+    return not (s0 + s1 + s2 + s3 == 0.0)
+
+
+@njit_inline
 def bad_state(frame_ints, q, qd):
     """Return 1 if q or qd is not of length n, 2 if one is not finite, else 0."""
     n = frame_ints[1]
@@ -180,15 +236,15 @@ def bad_state(frame_ints, q, qd):
     return 2 if not_finite(q) or not_finite(qd) else 0
 
 
-@numba.njit(types.int64(*MODEL, VECTOR, VECTOR, MATRIX), **CHECKED)
-def frame_placement_checked(reals, ints, frame_ints, frame_reals, q, workspace, T):
+@numba.njit([types.int64(*MODEL, state, MATRIX) for state in STATES], **CHECKED)
+def frame_placement_checked(reals, ints, buffer, q, T):
     """
     Run :func:`frame_placement` on one state as the API passes it; 0, or why not.
 
-    For the API's fast path: compiled for these types only (anything else is a
-    TypeError from numba's dispatch, and the caller's full checks take over); 1 if q
-    is not of length n, 2 if it is not finite, 3 if the result is not.
+    For the API's fast path, on a thread's :func:`frame_workspace`: 1 if q is not of
+    length n, 2 if it is not finite, 3 if the result is not.
     """
+    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status

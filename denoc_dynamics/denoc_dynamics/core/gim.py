@@ -9,14 +9,17 @@ mass, and the GIM, are
 
 and i_ij = 0 when neither of i, j is an ancestor of the other (a tree's branches).
 Each M~_i is referred to the joint origin O_i, where B_{c,i} moves the point by r_c
-(:mod:`.spatial`).  Row i of eq. 22 walks y = M~_i p_i from body i towards the base,
+(:mod:`.spatial`); a composite body is rigid, so eq. 21 moves its ten inertial
+parameters by the parallel axes (:func:`.spatial.rigid_inertia_to_parent`), and
+M~_i p_i is [I~_i e_i; e_i x h~_i] (revolute) or [h~_i x e_i; m~_i e_i] (prismatic),
+h~_i = m~_i d~_i.  Row i of eq. 22 walks y = M~_i p_i from body i towards the base,
 y <- B_{j,lambda(j)}^T y, and reads i_ij = p_j^T y at each ancestor j, as
 Featherstone's HandC does.
 """
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import inertia_to_parent, njit, njit_inline
+from .spatial import njit, njit_inline, rigid_inertia_to_parent
 
 
 @njit
@@ -42,13 +45,20 @@ def composite_inertia_matrix(model, data, I):
     r, e, M_tilde = data.r, data.e, data.M_tilde
     for i in range(n - 1, -1, -1):
         if lam[i] >= 0:
-            inertia_to_parent(r, M_tilde, i, lam[i])                # 000 eq. 21
+            rigid_inertia_to_parent(r, M_tilde, i, lam[i])          # 000 eq. 21
     I[:] = 0.0
     for i in range(n):
-        c = 3 if prismatic[i] else 0                                # y = M~_i p_i
-        y0, y1, y2, y3, y4, y5 = (_column(M_tilde, e, i, c, 0), _column(M_tilde, e, i, c, 1),
-                                  _column(M_tilde, e, i, c, 2), _column(M_tilde, e, i, c, 3),
-                                  _column(M_tilde, e, i, c, 4), _column(M_tilde, e, i, c, 5))
+        e0, e1, e2 = e[i, 0], e[i, 1], e[i, 2]                      # y = M~_i p_i
+        h0, h1, h2 = M_tilde[i, 2, 4], M_tilde[i, 0, 5], M_tilde[i, 1, 3]
+        if prismatic[i]:
+            m = M_tilde[i, 3, 3]
+            y0, y1, y2 = h1 * e2 - h2 * e1, h2 * e0 - h0 * e2, h0 * e1 - h1 * e0
+            y3, y4, y5 = m * e0, m * e1, m * e2
+        else:
+            y0 = M_tilde[i, 0, 0] * e0 + M_tilde[i, 0, 1] * e1 + M_tilde[i, 0, 2] * e2
+            y1 = M_tilde[i, 1, 0] * e0 + M_tilde[i, 1, 1] * e1 + M_tilde[i, 1, 2] * e2
+            y2 = M_tilde[i, 2, 0] * e0 + M_tilde[i, 2, 1] * e1 + M_tilde[i, 2, 2] * e2
+            y3, y4, y5 = e1 * h2 - e2 * h1, e2 * h0 - e0 * h2, e0 * h1 - e1 * h0
         I[i, i] = _p_dot(e, i, prismatic[i], y0, y1, y2, y3, y4, y5)
         j = i
         while lam[j] >= 0:                                          # B_{j,lambda(j)}^T y
@@ -57,12 +67,6 @@ def composite_inertia_matrix(model, data, I):
             y2 += r[j, 0] * y4 - r[j, 1] * y3
             j = lam[j]
             I[i, j] = I[j, i] = _p_dot(e, j, prismatic[j], y0, y1, y2, y3, y4, y5)  # eq. 22
-
-
-@njit_inline
-def _column(M, e, i, c, a):
-    """Return (M_i p_i)_a for p_i = [e_i; 0] (c = 0) or [0; e_i] (c = 3)."""
-    return M[i, a, c] * e[i, 0] + M[i, a, c + 1] * e[i, 1] + M[i, a, c + 2] * e[i, 2]
 
 
 @njit_inline

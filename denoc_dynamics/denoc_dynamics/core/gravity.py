@@ -14,16 +14,21 @@ with no velocity terms and no product by the bodies' inertia tensors.
 """
 
 from .inverse_dynamics import project_to_joints
-from .kinematics import kinematics
+from .kinematics import geometry
 from .model import data_arrays, model_arrays
 from .spatial import njit, njit_inline
 
 
 @njit
 def gravity_torques(reals, ints, q, workspace, tau):
-    """Write tau = ID(q, 0, 0), the gravity efforts, by the weights' backward sweep."""
+    """
+    Write tau = ID(q, 0, 0), the gravity efforts, by the weights' backward sweep.
+
+    The kinematics without the extended masses (:func:`.kinematics.geometry`): at rest
+    only m_i and h_i = m_i d_i enter.
+    """
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    kinematics(model, data, q)
+    geometry(model, data, q)
     weights(model, data, tau)
 
 

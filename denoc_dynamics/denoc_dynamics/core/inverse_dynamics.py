@@ -96,12 +96,6 @@ def project_to_joints(lam, prismatic, r, p, w, tau):
 
 
 @njit_inline
-def twist_and_rate(lam, prismatic, g, r, p, t, td, i, qd, qdd):
-    """Write t_i and td_i from body lambda(i)'s (:func:`twists_and_rates` for body i)."""
-    twists_and_rates(lam, prismatic, g, r, p, t, td, range(i, i + 1), qd, qdd)
-
-
-@njit_inline
 def twists_and_rates(lam, prismatic, g, r, p, t, td, bodies, qd, qdd):
     """
     Write t_i and td_i of each body i of ``bodies``, parents first (000 eq. 10 and its rate).

@@ -36,7 +36,7 @@ import numpy as np
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit
+from .spatial import njit, njit_inline
 from .udu import articulated_bodies, unit_triangle
 
 
@@ -47,91 +47,119 @@ def inverse_inertia_matrix(reals, ints, q, workspace, I_inv):
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     kinematics(model, data, q)
     articulated_bodies(model, data)
-    F = np.empty((n, 6, n))                     # eta_k, then mu_k: a column per e_c
-    last = np.empty(n, dtype=np.int64)          # subtree of k: columns k..last[k]
-    unit_solves(model, data, F, last, I_inv)
+    tree = np.empty((3, n), dtype=np.int64)     # last[k], the last child of k, slot[k]
+    slots = blocks(model.lam, tree[0], tree[1], tree[2])
+    F = np.empty((slots, n, 6))                 # eta_k, then mu_k: a wrench per e_c
+    unit_solves(model.lam, model.prismatic, data.p, data.psi, data.m_hat, data.r, F, tree[0],
+                tree[2], I_inv)
 
 
-@njit
-def unit_solves(model, data, F, last, I_inv):
-    """I_inv = I^-1 from the articulated bodies in ``data`` (002 eqs. 14-19 on every e_c)."""
-    lam, prismatic = model.lam, model.prismatic
-    p, psi, m_hat, r = data.p, data.psi, data.m_hat, data.r
+@njit_inline
+def blocks(lam, last, last_child, slot):
+    """
+    Return how many (n, 6) blocks of eta_k / mu_k the sweeps need; fill last and slot.
+
+    The subtree of k is the columns k..last[k] (the bodies are numbered depth first).
+    Body k keeps its block in F[slot[k]], which it shares with its parent when it is
+    the parent's last child: the backward sweep reaches that child first and the
+    forward sweep last, so that the parent's block is free when the child's is written
+    over it.  A chain needs one block, a tree one per leaf.
+    """
     n = lam.shape[0]
     for k in range(n):
         last[k] = k
+        last_child[k] = -1
     for k in range(n - 1, -1, -1):
-        if lam[k] >= 0:
-            last[lam[k]] = max(last[lam[k]], last[k])
+        j = lam[k]
+        if j >= 0:
+            last[j] = max(last[j], last[k])
+            last_child[j] = max(last_child[j], k)
+    slots = 0
     for k in range(n):
-        for a in range(6):
-            for c in range(k, last[k] + 1):
-                F[k, a, c] = 0.0
-    for k in range(n - 1, -1, -1):
-        _backward(lam[k], prismatic[k], p[k], psi[k], m_hat[k], r[k], F, k, last[k], I_inv[k])
-    for k in range(n):
-        _forward(lam[k], prismatic[k], p[k], psi[k], r[k], F, k, I_inv[k])
+        j = lam[k]
+        if j >= 0 and last_child[j] == k:
+            slot[k] = slot[j]
+        else:
+            slot[k] = slots
+            slots += 1
+    return slots
+
+
+@njit
+def unit_solves(lam, prismatic, p, psi, m_hat, r, F, last, slot, I_inv):
+    """
+    I_inv = I^-1 from the articulated bodies in ``data`` (002 eqs. 14-19 on every e_c).
+
+    Column c of eta_k is written once, by the child whose subtree holds c (or by e_k
+    for c = k), so the backward sweep writes the parent's block and never adds to it.
+    Both sweeps are written out in scalars over the arrays indexed by body and column,
+    with no per-body helper and no row view: numba reference-counts every array that
+    a helper takes or a view makes, at each body.  A compiled function of its own, not
+    inlined into the caller: its machine code is then the same whatever the layout of
+    the caller's q (inlined into the entry that takes q of any layout, LLVM made these
+    loops 1.5x slower at n = 200).
+    """
+    n = lam.shape[0]
+    for k in range(n - 1, -1, -1):          # backward, columns k..last[k] (002 eqs. 14-17)
+        c0 = 3 if prismatic[k] else 0                   # p_k = [e_k; 0] or [0; e_k]
+        e0, e1, e2 = p[k, c0], p[k, c0 + 1], p[k, c0 + 2]
+        s0, s1, s2, s3, s4, s5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
+        inverse = 1.0 / m_hat[k]
+        j, s, t = lam[k], slot[k], slot[max(lam[k], 0)]
+        r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
+        for c in range(k, last[k] + 1):
+            if c == k:                                  # eta_k',k = 0: tau^ = 1 (e_k)
+                tau_hat = 1.0
+                f0 = f1 = f2 = f3 = f4 = f5 = 0.0
+            else:
+                f0, f1, f2, f3, f4, f5 = F[s, c, 0], F[s, c, 1], F[s, c, 2], \
+                    F[s, c, 3], F[s, c, 4], F[s, c, 5]
+                if c0 == 0:                                                    # 002 eq. 14
+                    tau_hat = -(e0 * f0 + e1 * f1 + e2 * f2)
+                else:
+                    tau_hat = -(e0 * f3 + e1 * f4 + e2 * f5)
+            I_inv[k, c] = tau_hat * inverse                                    # eq. 17
+            f0 += s0 * tau_hat                                                 # eq. 15
+            f1 += s1 * tau_hat
+            f2 += s2 * tau_hat
+            f3 += s3 * tau_hat
+            f4 += s4 * tau_hat
+            f5 += s5 * tau_hat
+            if j >= 0:                          # eta_lambda(k)',c = B^T eta_k,c (eq. 16)
+                F[t, c, 0] = f0 + r1 * f5 - r2 * f4
+                F[t, c, 1] = f1 + r2 * f3 - r0 * f5
+                F[t, c, 2] = f2 + r0 * f4 - r1 * f3
+                F[t, c, 3], F[t, c, 4], F[t, c, 5] = f3, f4, f5
+    for k in range(n):                      # forward, columns c >= k (002 eqs. 18-19)
+        c0 = 3 if prismatic[k] else 0
+        e0, e1, e2 = p[k, c0], p[k, c0 + 1], p[k, c0 + 2]
+        s0, s1, s2, s3, s4, s5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
+        j, s, t = lam[k], slot[k], slot[max(lam[k], 0)]
+        r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
+        for c in range(k, n):
+            x = I_inv[k, c] if c <= last[k] else 0.0   # tau^_kc / m^_k, 0 off the subtree
+            if j >= 0:                                # mu_k' = B mu_lambda(k) (eq. 18)
+                w0, w1, w2 = F[t, c, 0], F[t, c, 1], F[t, c, 2]
+                v0 = F[t, c, 3] + w1 * r2 - w2 * r1
+                v1 = F[t, c, 4] + w2 * r0 - w0 * r2
+                v2 = F[t, c, 5] + w0 * r1 - w1 * r0
+                x -= s0 * w0 + s1 * w1 + s2 * w2 + s3 * v0 + s4 * v1 + s5 * v2
+            else:
+                w0 = w1 = w2 = v0 = v1 = v2 = 0.0
+            I_inv[k, c] = x                                                    # eq. 19
+            if c0 == 0:                               # mu_k = mu_k' + p_k (I^-1)_kc
+                w0 += e0 * x
+                w1 += e1 * x
+                w2 += e2 * x
+            else:
+                v0 += e0 * x
+                v1 += e1 * x
+                v2 += e2 * x
+            F[s, c, 0], F[s, c, 1], F[s, c, 2] = w0, w1, w2
+            F[s, c, 3], F[s, c, 4], F[s, c, 5] = v0, v1, v2
     for k in range(n):
         for c in range(k):
             I_inv[k, c] = I_inv[c, k]
-
-
-@njit
-def _backward(parent, prismatic, p, psi, m_hat, r, F, k, last, row):
-    """
-    Body k of the backward sweep on columns k..last (002 eqs. 14-17): row_c = tau^_kc / m^_k.
-
-    eta_k' (children's sum) is in F[k]; it becomes eta_k and moves to the parent.  Body
-    k's lambda(k), joint type, p_k, psi_k, m^_k and r_k come as themselves, not in the
-    named tuples (numba's reference counting on every array of them, per body).
-    """
-    c0 = 3 if prismatic else 0                          # p_k = [e_k; 0] or [0; e_k]
-    e0, e1, e2 = p[c0], p[c0 + 1], p[c0 + 2]
-    inverse, F_k = 1.0 / m_hat, F[k]
-    for c in range(k, last + 1):
-        tau_hat = -(e0 * F_k[c0, c] + e1 * F_k[c0 + 1, c] + e2 * F_k[c0 + 2, c])  # 002 eq. 14
-        if c == k:
-            tau_hat += 1.0                                                         # e_c
-        row[c] = tau_hat * inverse                                                 # eq. 17
-        for a in range(6):
-            F_k[a, c] += psi[a] * tau_hat                                          # eq. 15
-    for c in range(last + 1, row.shape[0]):
-        row[c] = 0.0
-    if parent >= 0:
-        P = F[parent]
-        for c in range(k, last + 1):                  # eta_lambda(k)' += B^T eta_k (eq. 16)
-            f0, f1, f2 = F_k[0, c], F_k[1, c], F_k[2, c]
-            f3, f4, f5 = F_k[3, c], F_k[4, c], F_k[5, c]
-            P[0, c] += f0 + r[1] * f5 - r[2] * f4
-            P[1, c] += f1 + r[2] * f3 - r[0] * f5
-            P[2, c] += f2 + r[0] * f4 - r[1] * f3
-            P[3, c] += f3
-            P[4, c] += f4
-            P[5, c] += f5
-
-
-@njit
-def _forward(parent, prismatic, p, psi, r, F, k, row):
-    """Body k of the forward sweep on columns c >= k (002 eqs. 18-19): row_c = (I^-1)_kc."""
-    c0 = 3 if prismatic else 0
-    e0, e1, e2 = p[c0], p[c0 + 1], p[c0 + 2]
-    F_k = F[k]
-    for c in range(k, row.shape[0]):
-        if parent >= 0:                               # mu_k' = B mu_lambda(k) (eq. 18)
-            P = F[parent]
-            w0, w1, w2 = P[0, c], P[1, c], P[2, c]
-            v0 = P[3, c] + w1 * r[2] - w2 * r[1]
-            v1 = P[4, c] + w2 * r[0] - w0 * r[2]
-            v2 = P[5, c] + w0 * r[1] - w1 * r[0]
-        else:
-            w0 = w1 = w2 = v0 = v1 = v2 = 0.0
-        x = row[c] - (psi[0] * w0 + psi[1] * w1 + psi[2] * w2
-                      + psi[3] * v0 + psi[4] * v1 + psi[5] * v2)                   # eq. 19
-        row[c] = x
-        F_k[0, c], F_k[1, c], F_k[2, c], F_k[3, c], F_k[4, c], F_k[5, c] = w0, w1, w2, v0, v1, v2
-        F_k[c0, c] += e0 * x                          # mu_k = mu_k' + p_k (I^-1)_kc
-        F_k[c0 + 1, c] += e1 * x
-        F_k[c0 + 2, c] += e2 * x
 
 
 @njit

@@ -38,11 +38,22 @@ def kinematics(model, data, q):
     ``model`` and ``data`` are the named views of :func:`.model.model_arrays` and
     :func:`.model.data_arrays`, as every kernel of the core takes them.
     """
+    geometry(model, data, q)
+    extended_masses(data.R, model.m, model.I_O, range(q.shape[0]), data.d, data.M)
+
+
+@njit_inline
+def geometry(model, data, q):
+    """
+    Fill R, r, e, p, d and O of ``data`` at q (000 eqs. 1-12): all but the masses M_i.
+
+    For the kernels that never multiply by an inertia tensor (the gravity efforts, the
+    regressor, whose parameters are the inertias).
+    """
     n = q.shape[0]
     R, r, O = data.R, data.r, data.O
     placements(model.lam, model.prismatic, model.R_tree, model.o_tree, q, range(n), R, r, O)
-    body_terms(R, model.prismatic, model.m, model.c, model.I_O, range(n), data.e, data.p,
-               data.M, data.d)
+    axes(R, model.prismatic, model.c, range(n), data.e, data.p, data.d)
 
 
 @njit_inline
@@ -89,11 +100,21 @@ def body_terms(R, prismatic, m, c_body, I_body, bodies, e, p, M, d):
     """
     Fill e_i (R_i's z column), p_i (000 eq. 12), M_i about O_i (000 eq. 15) and d_i.
 
-    For each body i of ``bodies``, its R_i placed; the arrays indexed by body, written
-    out as :func:`placements` is.
+    For each body i of ``bodies``, its R_i placed: :func:`axes`, then
+    :func:`extended_masses`.
+    """
+    axes(R, prismatic, c_body, bodies, e, p, d)
+    extended_masses(R, m, I_body, bodies, d, M)
+
+
+@njit_inline
+def axes(R, prismatic, c_body, bodies, e, p, d):
+    """
+    Fill e_i (R_i's z column), p_i (000 eq. 12) and d_i = R_i c_i for each body of ``bodies``.
+
+    The arrays indexed by body, written out as :func:`placements` is.
     """
     for i in bodies:
-        mass = m[i]
         for row in range(3):
             e[i, row] = R[i, row, 2]
             d[i, row] = (R[i, row, 0] * c_body[i, 0] + R[i, row, 1] * c_body[i, 1]
@@ -101,6 +122,17 @@ def body_terms(R, prismatic, m, c_body, I_body, bodies, e, p, M, d):
         for k in range(3):
             p[i, k] = 0.0 if prismatic[i] else e[i, k]
             p[i, 3 + k] = e[i, k] if prismatic[i] else 0.0
+
+
+@njit_inline
+def extended_masses(R, m, I_body, bodies, d, M):
+    """
+    Fill M_i = [[R_i I_O,i R_i^T, [h_i x]], [-[h_i x], m_i 1]], h_i = m_i d_i (000 eq. 15).
+
+    For each body i of ``bodies``, its R_i and d_i filled (:func:`axes`).
+    """
+    for i in bodies:
+        mass = m[i]
         h0, h1, h2 = mass * d[i, 0], mass * d[i, 1], mass * d[i, 2]     # h_i = m_i d_i
         for row in range(3):                       # I_O in base components: R I R^T
             x0 = (R[i, row, 0] * I_body[i, 0, 0] + R[i, row, 1] * I_body[i, 1, 0]

@@ -29,7 +29,7 @@ reference).  :func:`unit_response` gives (G^T M G)^-1 e at the last state from t
 same factors, for the simulation's velocity limits.
 """
 
-from .forward_dynamics import cholesky, cholesky_solve, solve, sweeps
+from .forward_dynamics import cholesky, cholesky_solve, solve
 from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
@@ -72,36 +72,60 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
                   f_ext, qdd)
 
 
-@njit
+@njit_inline
 def accelerations(model, data, mimic, q, qd, tau, f_ext, qdd):
-    """Write qdd = FD(q, qd, tau) on the coordinates; keep the factors for unit_response."""
-    nb = model.lam.shape[0]
-    if nb == q.shape[0]:                                              # no mimic joints
-        sweeps(model, data, q, qd, tau, f_ext, qdd)
-        return
+    """
+    Write qdd = FD(q, qd, tau) on the coordinates; keep the factors for unit_response.
+
+    Inlined into its caller, which builds the named views once: numba reference-counts
+    every array of the tuples that a compiled call takes.
+    """
+    place_bodies(model, mimic, q, qd)
+    kinematics(model, data, mimic.q_b)
+    accelerations_at(model, data, mimic, tau, f_ext, qdd)
+
+
+@njit_inline
+def place_bodies(model, mimic, q, qd):
+    """Write the bodies' q_b = G q + b and qd_b = G qd, (1)."""
     to_bodies(model, q, mimic.q_b, True)
     to_bodies(model, qd, mimic.qd_b, False)
-    kinematics(model, data, mimic.q_b)
-    phi = data.phi
+
+
+@njit_inline
+def accelerations_at(model, data, mimic, tau, f_ext, qdd):
+    """
+    Write qdd = FD on the coordinates at the bodies' kinematics in ``data`` and qd_b.
+
+    phi = tau_b - h(q_b, qd_b), h = ID(q_b, qd_b, 0) (000 eqs. 10-18); the three sweeps
+    (002 eqs. 14-19) give qdd_0, and one more solve per mimic joint holds the mimic
+    joints to their leaders (:func:`hold_to_leaders`).  A caller that needs the
+    kinematics at q_b first (the external wrenches) calls :func:`place_bodies`,
+    :func:`.kinematics.kinematics` and this.
+    """
+    nb = model.lam.shape[0]
+    column, leader, phi, qdd_b = model.column, model.leader, data.phi, mimic.qdd_b
     newton_euler(model, data, mimic.qd_b, None, f_ext, phi)          # h
     for k in range(nb):
-        phi[k] = (tau[model.column[k]] if model.leader[k] < 0 else 0.0) - phi[k]
+        phi[k] = (tau[column[k]] if leader[k] < 0 else 0.0) - phi[k]
     articulated_bodies(model, data)
-    solve(model, data, phi, mimic.qdd_b)                              # qdd_0
-    hold_to_leaders(model, data, mimic)
+    solve(model, data, phi, qdd_b)                                    # qdd_0
+    if nb > qdd.shape[0]:
+        hold_to_leaders(model, data, mimic)
     for k in range(nb):
-        if model.leader[k] < 0:
-            qdd[model.column[k]] = mimic.qdd_b[k]
+        if leader[k] < 0:
+            qdd[column[k]] = qdd_b[k]
 
 
-@njit
+@njit_inline
 def hold_to_leaders(model, data, mimic):
     """qdd_b += Y lam with Y = M^-1 C^T and (C Y) lam = -C qdd_b; C Y factored into S."""
     leader, a, Y, S, rhs = model.leader, model.a, mimic.Y, mimic.S, mimic.tau_b
     nb, j = leader.shape[0], 0
     for m in range(nb):
         if leader[m] >= 0:
-            rhs[:] = 0.0
+            for k in range(nb):
+                rhs[k] = 0.0
             rhs[m], rhs[leader[m]] = 1.0, -a[m]                       # C_j^T
             solve(model, data, rhs, Y[j])                             # Y_j = M^-1 C_j^T
             j += 1
@@ -122,10 +146,10 @@ def _constraint_matrix(model, Y, S):
             i += 1
 
 
-@njit
+@njit_inline
 def _correct(model, mimic):
     """qdd_b += Y lam, (C Y) lam = -C qdd_b, with C Y's Cholesky factor in S."""
-    leader, a, qdd_b, lam = model.leader, model.a, mimic.qdd_b, mimic.lam
+    leader, a, qdd_b, lam, Y = model.leader, model.a, mimic.qdd_b, mimic.lam, mimic.Y
     i = 0
     for m in range(leader.shape[0]):
         if leader[m] >= 0:
@@ -134,7 +158,7 @@ def _correct(model, mimic):
     cholesky_solve(mimic.S, lam, lam)
     for i in range(lam.shape[0]):
         for j in range(qdd_b.shape[0]):
-            qdd_b[j] += mimic.Y[i, j] * lam[i]
+            qdd_b[j] += Y[i, j] * lam[i]
 
 
 @njit

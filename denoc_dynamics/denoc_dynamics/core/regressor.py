@@ -42,9 +42,9 @@ import numba
 from numba import types
 import numpy as np
 
-from .frames import CHECKED, MATRIX, not_finite, VECTOR
-from .inverse_dynamics import twist_and_rate
-from .kinematics import kinematics
+from .frames import CHECKED, MATRIX, matrix_not_finite, not_finite, STATES, VECTOR
+from .inverse_dynamics import twists_and_rates
+from .kinematics import geometry
 from .model import data_arrays, DATA_REALS, model_arrays
 from .spatial import njit, njit_inline
 
@@ -56,7 +56,7 @@ INERTIA_PAIRS = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
 def regressor(reals, ints, A, q, qd, qdd, workspace, Y):
     """Write Y (n, 10 n) with tau = Y pi at (q, qd, qdd) (000 eqs. 10, 15, 17, 18)."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
-    kinematics(model, data, q)
+    geometry(model, data, q)                 # no M_i: the parameters are its numbers
     joint_torque_regressor(model, data, A, qd, qdd, Y)
 
 
@@ -73,8 +73,7 @@ def joint_torque_regressor(model, data, A, qd, qdd, Y):
     R, r, e, p, t, td = data.R, data.r, data.e, data.p, data.t, data.td
     W = np.empty((10, 6))          # W_j's columns, one per row: [n; f]
     S = np.empty((3, 3))           # S[k] = s_k, the k-th axis of the URDF link frame
-    for j in range(n):
-        twist_and_rate(lam, prismatic, g, r, p, t, td, j, qd, qdd)
+    twists_and_rates(lam, prismatic, g, r, p, t, td, range(n), qd, qdd)
     for i in range(n):
         for col in range(Y.shape[1]):
             Y[i, col] = 0.0
@@ -128,8 +127,8 @@ def joint_torque_regressor(model, data, A, qd, qdd, Y):
             i = lam[i]
 
 
-@numba.njit(types.int64(VECTOR, types.int64[:, ::1], types.float64[:, :, ::1], VECTOR, VECTOR,
-                        VECTOR, VECTOR, MATRIX), **CHECKED)
+@numba.njit([types.int64(VECTOR, types.int64[:, ::1], types.float64[:, :, ::1], state, state,
+                         state, VECTOR, MATRIX) for state in STATES], **CHECKED)
 def regressor_checked(reals, ints, A, q, qd, qdd, workspace, Y):
     """
     Run :func:`regressor` on one state as the API passes it; 0, or why not.
@@ -144,7 +143,7 @@ def regressor_checked(reals, ints, A, q, qd, qdd, workspace, Y):
     if not_finite(q) or not_finite(qd) or not_finite(qdd):
         return 2
     regressor(reals, ints, A, q, qd, qdd, workspace, Y)
-    return 3 if not_finite(Y) else 0
+    return 3 if matrix_not_finite(Y) else 0
 
 
 @numba.njit(cache=True, parallel=True, error_model='numpy')

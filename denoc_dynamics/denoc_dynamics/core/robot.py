@@ -36,7 +36,8 @@ import numba
 import numpy as np
 
 from . import batch, call, payload
-from .call import call_matrix, call_vector, run
+from .call import call_matrix, call_vector, CONFIGURATION_MATRIX_ENTRY
+from .call import CONFIGURATION_VECTOR_ENTRY, entry_point, MATRIX_ENTRY, run, VECTOR_ENTRY
 from .composite_body import mass_centre_inertias
 from .gim import inertia_matrix
 from .kinematics import kinematics
@@ -74,6 +75,8 @@ _ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
 ARTICULATED_EPS = 1e-12
+
+_REGRESSOR_ENTRY = entry_point(regressor_checked)
 
 
 class NonFiniteResult(ValueError):
@@ -387,7 +390,7 @@ class Robot(TaskSpace):
 
     def gravity_torques(self, q) -> np.ndarray:
         """Return ID(q, 0, 0), the efforts that hold the robot still against gravity."""
-        return self._call(call.GRAVITY, q, q, q)
+        return self._call_configuration(call.GRAVITY, q)
 
     def equations_of_motion(self, q, qd, f_ext=None):
         """Return (I, b) with I qdd + b = tau: the GIM and ID(q, qd, 0)."""
@@ -412,7 +415,7 @@ class Robot(TaskSpace):
 
     def inertia_matrix(self, q) -> np.ndarray:
         """Return the GIM (..., n, n) by composite bodies (000 eq. 22); G^T M G with mimics."""
-        return self._call(call.INERTIA_MATRIX, q, q, q)
+        return self._call_configuration(call.INERTIA_MATRIX, q)
 
     def udu(self, q):
         """
@@ -420,7 +423,7 @@ class Robot(TaskSpace):
 
         With mimic joints, the same elimination on the numbers of G^T M G.
         """
-        out = self._call(call.UDU, q, q, q)
+        out = self._call_configuration(call.UDU, q)
         return out[..., :-1, :], out[..., -1, :]
 
     def articulated_inertias(self, q) -> np.ndarray:
@@ -449,7 +452,7 @@ class Robot(TaskSpace):
         algorithm = self._inverse_algorithms.get(method)
         if algorithm is None:
             raise ValueError(f'method must be one of {INVERSE_METHODS}, got {method!r}')
-        return self._call(algorithm, q, q, q)
+        return self._call_configuration(algorithm, q)
 
     def regressor(self, q, qd, qdd) -> np.ndarray:
         """
@@ -461,13 +464,11 @@ class Robot(TaskSpace):
         With mimic joints, G^T Y: the rows of the coordinates.
         """
         data = getattr(self._local, 'data', None)
-        if self._G is None and data is not None:     # one state as the kernel takes it
+        if self._G is None and data is not None and _vector(q) and \
+                _vector(qd) and _vector(qdd):                                   # one state
             Y = np.empty((self._n, 10 * self._nb))
-            try:
-                if not regressor_checked(self._reals, self._ints, self._A, q, qd, qdd, data, Y):
-                    return Y
-            except TypeError:                        # other types: the full checks
-                pass
+            if not _REGRESSOR_ENTRY(self._reals, self._ints, self._A, q, qd, qdd, data, Y):
+                return Y
         q, qd, qdd = self._bodies(*self._states(q=q, qd=qd, qdd=qdd))
         nb = self._nb
         Y = np.empty(q.shape + (10 * nb,))
@@ -523,7 +524,7 @@ class Robot(TaskSpace):
 
     def potential_energy(self, q) -> np.ndarray:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
-        return self._call(call.ENERGIES, q, q, q)[..., 1, 0]
+        return self._call_configuration(call.ENERGIES, q)[..., 1, 0]
 
     # --- the one entry -----------------------------------------------------------
     def _call(self, algorithm, q, x1, x2, f_ext=None):
@@ -531,23 +532,43 @@ class Robot(TaskSpace):
         Return ``algorithm`` (a code of :mod:`.call`) at (q, x1, x2): every call's entry.
 
         One state of float64 vectors without wrenches: the compiled checked call on this
-        thread's workspace.  Otherwise, or if that call finds a length or the result
+        thread's workspace, without numba's dispatch (the types checked here,
+        :func:`.call.entry_point`).  Otherwise, or if that call finds a length or the result
         wrong, :meth:`_checked_call`.
         """
         data = getattr(self._local, 'data', None)
-        if (f_ext is None and data is not None and type(q) is _ARRAY and type(x1) is _ARRAY
-                and type(x2) is _ARRAY and q.dtype is _FLOAT and x1.dtype is _FLOAT
-                and x2.dtype is _FLOAT and q.ndim == 1 and x1.ndim == 1 and x2.ndim == 1):
+        if (f_ext is None and data is not None and _vector(q) and _vector(x1)
+                and _vector(x2)):
             rows = self._rows[algorithm]
             if rows:
                 out = np.empty((rows, self._n))
-                if call_matrix(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                if MATRIX_ENTRY(algorithm, self._reals, self._ints, q, x1, x2, data, out):
                     return out
             else:
                 out = np.empty(self._n)
-                if call_vector(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                if VECTOR_ENTRY(algorithm, self._reals, self._ints, q, x1, x2, data, out):
                     return out
         return self._checked_call(algorithm, q, x1, x2, f_ext)
+
+    def _call_configuration(self, algorithm, q):
+        """
+        Return ``algorithm`` at q alone (gravity, GIM, UDU^T, I^-1, V): :meth:`_call` for it.
+
+        One float64 vector: the compiled checked call without the rates (two arrays
+        fewer for numba to take); otherwise :meth:`_checked_call`.
+        """
+        data = getattr(self._local, 'data', None)
+        if data is not None and _vector(q):
+            rows = self._rows[algorithm]
+            if rows:
+                out = np.empty((rows, self._n))
+                if CONFIGURATION_MATRIX_ENTRY(algorithm, self._reals, self._ints, q, data, out):
+                    return out
+            else:
+                out = np.empty(self._n)
+                if CONFIGURATION_VECTOR_ENTRY(algorithm, self._reals, self._ints, q, data, out):
+                    return out
+        return self._checked_call(algorithm, q, q, q, None)
 
     def _checked_call(self, algorithm, q, x1, x2, f_ext):
         """Check the input (ValueError naming it), then run one state or a batch."""
@@ -692,6 +713,16 @@ class Robot(TaskSpace):
                 f'no mass or inertia that this joint can move (pivot {d[k]:.3g} '
                 f'of G^T M G against the {sigma[k]:.3g} it is computed from); add an '
                 f'<inertial> to link {link!r} or the links beyond it')
+
+
+def _vector(x) -> bool:
+    """
+    Return True if ``x`` is a float64 vector, as the compiled entries take one.
+
+    The entries are called without numba's dispatch (:func:`.call.entry_point`), which
+    would type their arguments: a caller checks them with this first.
+    """
+    return type(x) is _ARRAY and x.dtype is _FLOAT and x.ndim == 1
 
 
 def _all_finite(x) -> bool:

@@ -132,6 +132,46 @@ def inertia_to_parent(r, X, k, j):
 
 
 @njit_inline
+def rigid_inertia_to_parent(r, X, k, j):
+    """
+    Add B^T X_k B to X_j for a rigid body's X_k = [[I, [h x]], [-[h x], m 1]] (000 eq. 21).
+
+    A composite body is rigid: its ten numbers m, h = m d (d its mass centre from O_k)
+    and I (about O_k) move to O_j = O_k - r_k by the parallel axes,
+
+        m_j += m,   h_j += h + m r_k,
+        I_j += I - [h x][r_k x] - [r_k x][h x] - m [r_k x]^2
+             = I + 2 (r_k . g) 1 - (r_k g^T + g r_k^T),   g = h + m r_k / 2,
+
+    (-[a x][b x] = (a . b) 1 - b a^T), 21 products where the symmetric 6x6 of
+    :func:`inertia_to_parent` takes 54.  The diagonal, 2 sum_{b != a} r_b g_b, is summed
+    without its term a: on a 1 km rod along x, 2 (r . g) - 2 r_x g_x would cancel
+    m r_x^2 ~ 1e10 down to the wrist's inertia about the rod.  Both triangles of X_j are
+    written, so that X_j stays the whole 6x6 matrix.
+    """
+    m = X[k, 3, 3]
+    h0, h1, h2 = X[k, 2, 4], X[k, 0, 5], X[k, 1, 3]                # [h x] in X_k
+    r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
+    mr0, mr1, mr2 = m * r0, m * r1, m * r2
+    g0, g1, g2 = h0 + 0.5 * mr0, h1 + 0.5 * mr1, h2 + 0.5 * mr2
+    rg0, rg1, rg2 = r0 * g0, r1 * g1, r2 * g2       # 2 (r . g) - 2 r_a g_a, summed without
+    X[j, 0, 0] += X[k, 0, 0] + 2.0 * (rg1 + rg2)   # the term a that would cancel
+    X[j, 1, 1] += X[k, 1, 1] + 2.0 * (rg0 + rg2)
+    X[j, 2, 2] += X[k, 2, 2] + 2.0 * (rg0 + rg1)
+    X[j, 0, 1] += X[k, 0, 1] - r0 * g1 - g0 * r1
+    X[j, 0, 2] += X[k, 0, 2] - r0 * g2 - g0 * r2
+    X[j, 1, 2] += X[k, 1, 2] - r1 * g2 - g1 * r2
+    X[j, 1, 0], X[j, 2, 0], X[j, 2, 1] = X[j, 0, 1], X[j, 0, 2], X[j, 1, 2]
+    H0, H1, H2 = X[j, 2, 4] + h0 + mr0, X[j, 0, 5] + h1 + mr1, X[j, 1, 3] + h2 + mr2
+    X[j, 0, 4], X[j, 0, 5], X[j, 1, 3] = -H2, H1, H2
+    X[j, 1, 5], X[j, 2, 3], X[j, 2, 4] = -H0, -H1, H0
+    X[j, 4, 0], X[j, 5, 0], X[j, 3, 1] = -H2, H1, H2
+    X[j, 5, 1], X[j, 3, 2], X[j, 4, 2] = -H0, -H1, H0
+    m_j = X[j, 3, 3] + m
+    X[j, 3, 3], X[j, 4, 4], X[j, 5, 5] = m_j, m_j, m_j
+
+
+@njit_inline
 def _h_plus_rd(r, X, k, a, b):
     """Return (H + [r_k x] D)_ab for X_k = [[A, H], [H^T, D]]."""
     a1, a2 = (a + 1) % 3, (a + 2) % 3

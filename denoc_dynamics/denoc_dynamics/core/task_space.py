@@ -24,10 +24,11 @@ import numpy as np
 from . import frame_batch
 from . import robot as _robot     # its checks (robot.py imports this module first)
 from .batch import PARALLEL_LOCK
+from .call import entry_point
 from .frame_jacobian import frame_acceleration_bias, frame_acceleration_bias_checked
 from .frame_jacobian import frame_jacobian, frame_jacobian_checked
 from .frame_jacobian import frame_velocity, frame_velocity_checked
-from .frames import frame_buffers, frame_placement, frame_placement_checked
+from .frames import frame_buffers, frame_placement, frame_placement_checked, frame_workspace
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 from .task_space_inertia import task_space_inertia_checked
 
@@ -35,6 +36,13 @@ from .task_space_inertia import task_space_inertia_checked
 REFERENCES = ('local', 'local_world_aligned', 'world')
 
 _ALL_ROWS = np.arange(6, dtype=np.int64)
+#: The checked kernels' compiled functions (:func:`.call.entry_point`): their callers
+#: check the types.
+_JACOBIAN_ENTRY, _PLACEMENT_ENTRY = (entry_point(frame_jacobian_checked),
+                                     entry_point(frame_placement_checked))
+_VELOCITY_ENTRY, _BIAS_ENTRY = (entry_point(frame_velocity_checked),
+                                entry_point(frame_acceleration_bias_checked))
+_INERTIA_ENTRY = entry_point(task_space_inertia_checked)
 _ROW_NAMES = ('linear x', 'linear y', 'linear z', 'angular x', 'angular y', 'angular z')
 
 
@@ -65,10 +73,11 @@ class TaskSpace:
 
     def _frame(self, frame, reference='local_world_aligned'):
         """Return the buffers of ``frame`` (a link name); ValueError if either is unknown."""
-        try:
-            return self._frame_buffers[frame, reference]
-        except (KeyError, TypeError):
-            pass
+        buffers = self._frame_buffers.get((frame, reference)) if isinstance(frame, str) and \
+            isinstance(reference, str) else None
+        if buffers is not None:
+            self._thread_frame(frame, reference, buffers)
+            return buffers
         f = self._frame_index.get(frame) if isinstance(frame, str) else None
         if f is None:
             names = self.chain.frame_names
@@ -80,7 +89,21 @@ class TaskSpace:
             raise ValueError(f'reference must be one of {REFERENCES}, got {reference!r}')
         buffers = frame_buffers(self.chain, self.model.A, f, REFERENCES.index(reference))
         self._frame_buffers[frame, reference] = buffers
+        self._thread_frame(frame, reference, buffers)
         return buffers
+
+    def _thread_frame(self, frame, reference, buffers):
+        """
+        Give this thread the frame's buffer of the checked kernels (a frame_workspace).
+
+        The frame's two buffers and a workspace in one: from now on a float64 state of
+        this frame on this thread goes straight to the checked kernel (:meth:`_fast`).
+        """
+        frames = getattr(self._local, 'frames', None)
+        if frames is None:
+            frames = self._local.frames = {}
+        if (frame, reference) not in frames:
+            frames[frame, reference] = frame_workspace(buffers, self.model.data().shape[0])
 
     def _frame_kernel(self, algorithm, kernel, buffers, q, shape, qd=None, rows=None,
                       damping=0.0):
@@ -111,21 +134,25 @@ class TaskSpace:
                                  status, numba.get_num_threads())
         return out.reshape(batch_shape + shape), status.reshape(batch_shape)
 
-    def _fast(self, checked, frame, reference, shape, *args):
+    def _fast(self, checked, frame, reference, shape, states, *args):
         """
         Return the checked kernel's result at one float64 state, or None.
 
-        None (the caller's full checks take over) for anything the kernel does not
-        take as it is: an unknown frame or reference, a batch, other types, bad values.
+        ``states`` (q, or q and qd) are among ``args``, the kernel's arguments between
+        this thread's frame buffer (:meth:`_thread_frame`) and out.  None (the caller's
+        full checks take over) for anything the kernel does not take as it is: a frame
+        not yet used on this thread, an unknown frame or reference, a batch, other
+        types, bad values.
         """
-        buffers = self._frame_buffers.get((frame, reference))
-        if buffers is None:
+        frames = getattr(self._local, 'frames', None)
+        buffer = frames.get((frame, reference)) if frames is not None else None
+        if buffer is None:
             return None
+        for x in states:
+            if not _robot._vector(x):
+                return None
         out = np.empty(shape)
-        try:
-            status = checked(self._reals, self._ints, *buffers, *args, self._local.data, out)
-        except (TypeError, AttributeError):     # other types; no workspace in this thread
-            return None
+        status = checked(self._reals, self._ints, buffer, *args, out)
         return out if status == 0 else None
 
     def frame_placement(self, q, frame) -> np.ndarray:
@@ -135,7 +162,7 @@ class TaskSpace:
         Any URDF link: a body's own link, a link merged into it by fixed joints
         (``flange``, ``tool0``), or one fixed to the base (constant).
         """
-        out = self._fast(frame_placement_checked, frame, 'local_world_aligned', (4, 4), q)
+        out = self._fast(_PLACEMENT_ENTRY, frame, 'local_world_aligned', (4, 4), (q,), q)
         if out is not None:
             return out
         buffers = self._frame(frame)
@@ -152,15 +179,13 @@ class TaskSpace:
         are the n coordinates, each mimic joint's column added to its leader's times
         its multiplier (J G).  A frame on the base has J = 0.
         """
-        buffers = self._frame_buffers.get((frame, reference))
-        if buffers is not None:                  # _fast, written out: the most frequent call
-            J = np.empty((6, self._n))
-            try:
-                if not frame_jacobian_checked(self._reals, self._ints, buffers[0], buffers[1], q,
-                                              self._local.data, J):
+        frames = getattr(self._local, 'frames', None)      # _fast, written out: the most
+        if frames is not None and _robot._vector(q):
+            buffer = frames.get((frame, reference))          # frequent call
+            if buffer is not None:
+                J = np.empty((6, self._n))
+                if not _JACOBIAN_ENTRY(self._reals, self._ints, buffer, q, J):
                     return J
-            except (TypeError, AttributeError):
-                pass
         buffers = self._frame(frame, reference)
         q = self._state(q, 'q')
         return _robot._finite(self._frame_kernel(frame_batch.FRAME_JACOBIAN, frame_jacobian,
@@ -168,7 +193,7 @@ class TaskSpace:
 
     def frame_velocity(self, q, qd, frame, reference='local_world_aligned') -> np.ndarray:
         """Return the velocity J qd (..., 6) of link ``frame``, [linear; angular]."""
-        out = self._fast(frame_velocity_checked, frame, reference, (6,), q, qd)
+        out = self._fast(_VELOCITY_ENTRY, frame, reference, (6,), (q, qd), q, qd)
         if out is not None:
             return out
         buffers = self._frame(frame, reference)
@@ -187,7 +212,7 @@ class TaskSpace:
         the frame's axes; in ``'world'`` the classical acceleration of the body point
         at the base origin.  The acceleration at any qdd is J qdd plus this.
         """
-        out = self._fast(frame_acceleration_bias_checked, frame, reference, (6,), q, qd)
+        out = self._fast(_BIAS_ENTRY, frame, reference, (6,), (q, qd), q, qd)
         if out is not None:
             return out
         buffers = self._frame(frame, reference)
@@ -276,8 +301,8 @@ class TaskSpace:
         if checked is not None and type(damping) is float and 0.0 <= damping < np.inf and \
                 self._sweeps:
             k = checked.shape[0]
-            out = self._fast(task_space_inertia_checked, frame, 'local_world_aligned', (k, k),
-                             checked, q, damping)
+            out = self._fast(_INERTIA_ENTRY, frame, 'local_world_aligned', (k, k),
+                             (q,), checked, q, damping)
             if out is not None:
                 return out
         return self._task_space(frame_batch.TASK_SPACE_INERTIA, task_space_inertia, q, frame,

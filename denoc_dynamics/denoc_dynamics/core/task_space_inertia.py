@@ -69,7 +69,8 @@ from numba import types
 import numpy as np
 
 from .forward_dynamics import cholesky, cholesky_solve, solve
-from .frames import bad_state, CHECKED, frame_arrays, INTS, MATRIX, MODEL, not_finite, VECTOR
+from .frames import bad_state, CHECKED, frame_arrays, INTS, MATRIX, MODEL, not_finite
+from .frames import split_frame_workspace, STATES
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
 from .spatial import dot, move_wrench, njit, njit_inline, p_dot
@@ -129,20 +130,24 @@ def _walk_wrench(lam, r, p, prismatic, psi, b, z, X, j):
     """
     Column j of X = U^-1 J^T: walk the wrench z from body b to the base (eq. 4).
 
-    X[k, j] = tau^_k = p_k^T z_k, z <- B_{k,lambda(k)}^T (z - psi_k tau^_k).
+    X[k, j] = tau^_k = p_k^T z_k, z <- B_{k,lambda(k)}^T (z - psi_k tau^_k).  The
+    arrays indexed by body (no row view: numba reference-counts each, at each body).
     """
     k = b
     while k >= 0:
-        X[k, j] = p_dot(p[k], z, prismatic[k])                      # 002 eq. 14
+        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
+        X[k, j] = p[k, c] * z[c] + p[k, c + 1] * z[c + 1] + p[k, c + 2] * z[c + 2]  # eq. 14
         for a in range(6):
             z[a] -= psi[k, a] * X[k, j]                             # 002 eq. 15
-        if lam[k] >= 0:
-            move_wrench(r[k], z)                                    # 002 eq. 16
+        if lam[k] >= 0:                                             # 002 eq. 16: B^T z
+            z[0] += r[k, 1] * z[5] - r[k, 2] * z[4]
+            z[1] += r[k, 2] * z[3] - r[k, 0] * z[5]
+            z[2] += r[k, 0] * z[4] - r[k, 1] * z[3]
         k = lam[k]
 
 
 @njit_inline
-def _mimic_columns(lam, r, p, psi, frame, y, Y):
+def _mimic_columns(lam, r, p, psi, frame, Y):
     """
     Fill Y (n_bodies, c) = U^-1 C^T, one column per mimic joint m (000 eq. 38).
 
@@ -150,7 +155,7 @@ def _mimic_columns(lam, r, p, psi, frame, y, Y):
     """
     leader = frame.leader
     n = leader.shape[0]
-    column = np.empty(n)
+    column = np.empty((n, 1))
     i = 0
     for m in range(n):
         if leader[m] == m:
@@ -159,10 +164,10 @@ def _mimic_columns(lam, r, p, psi, frame, y, Y):
             k = m if sign_body == 0 else leader[m]
             weight = 1.0 if sign_body == 0 else -frame.a[m]
             column[:] = 0.0
-            column[k] = 1.0
-            walk_to_base(lam, r, p, psi, k, y, column, True)
+            column[k, 0] = 1.0
+            walk_to_base(lam, r, p, psi, k, column, 0, True)
             for a in range(n):
-                Y[a, i] += weight * column[a]
+                Y[a, i] += weight * column[a, 0]
         i += 1
 
 
@@ -200,9 +205,8 @@ def _lambda_inverse(model, data, frame, rows, damping, A, Y, P, S):
         _walk_wrench(lam, r, p, prismatic, psi, b, z, X, j)
     _inverse_metric(support, X, m_hat, k, A)
     if c:
-        y = np.empty(6)
         Y[:] = 0.0
-        _mimic_columns(lam, r, p, psi, frame, y, Y)
+        _mimic_columns(lam, r, p, psi, frame, Y)
         for a in range(c):
             for e in range(c):
                 S[a, e] = 0.0
@@ -333,14 +337,15 @@ def dynamically_consistent_inverse(reals, ints, frame_ints, frame_reals, rows, q
     return 0
 
 
-@numba.njit(types.int64(*MODEL, INTS, VECTOR, types.float64, VECTOR, MATRIX), **CHECKED)
-def task_space_inertia_checked(reals, ints, frame_ints, frame_reals, rows, q, damping,
-                               workspace, Lambda):
+@numba.njit([types.int64(*MODEL, INTS, state, types.float64, MATRIX) for state in STATES],
+            **CHECKED)
+def task_space_inertia_checked(reals, ints, buffer, rows, q, damping, Lambda):
     """
     Run :func:`task_space_inertia` as :func:`.frames.frame_placement_checked` does.
 
     4 for a frame on the base, 10 + j where its row j is singular.
     """
+    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status

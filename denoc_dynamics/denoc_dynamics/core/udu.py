@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import dot, inertia_to_parent, move_wrench, njit, njit_inline
+from .spatial import inertia_to_parent, njit, njit_inline
 
 
 @njit
@@ -40,34 +40,50 @@ def unit_triangle(reals, ints, q, workspace, T, eliminate):
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
     articulated_bodies(model, data)
-    T[:] = 0.0
+    lam, r, p, psi = model.lam, data.r, data.p, data.psi
+    for i in range(T.shape[0]):
+        for k in range(T.shape[1]):
+            T[i, k] = 1.0 if i == k else 0.0
     for k in range(T.shape[0]):
-        T[k, k] = 1.0
-        walk_to_base(model.lam, data.r, data.p, data.psi, k, data.y[k], T[:, k], eliminate)
+        walk_to_base(lam, r, p, psi, k, T, k, eliminate)
     return data.m_hat
 
 
-@njit
-def walk_to_base(lam, r, p, psi, k, y, column, eliminate):
+@njit_inline
+def walk_to_base(lam, r, p, psi, k, T, column, eliminate):
     """
-    Walk y from psi_k at body k towards the base, filling ``column`` at each ancestor i.
+    Walk y from psi_k at body k towards the base, filling T[i, column] at each ancestor i.
 
     Each step moves y from O_j to O_lambda(j) (B_{j,lambda(j)}^T).  Without
-    ``eliminate``: column_i = p_i^T y, U_ik of 000 eq. 34.  With it: column_i =
-    -p_i^T y, then y <- y + psi_i column_i (Psi_i^T): (U^-1)_ik of 000 eq. 38.
+    ``eliminate``: T_i = p_i^T y, U_ik of 000 eq. 34.  With it: T_i = -p_i^T y, then
+    y <- y + psi_i T_i (Psi_i^T): (U^-1)_ik of 000 eq. 38.  y is six numbers and the
+    arrays are indexed by body (no row view, which numba would reference-count at
+    each step).
     """
-    for a in range(6):
-        y[a] = psi[k, a]
+    y0, y1, y2, y3, y4, y5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
     j = k
     while lam[j] >= 0:
-        move_wrench(r[j], y)                                        # B_{j,lambda(j)}^T
+        y0 += r[j, 1] * y5 - r[j, 2] * y4                           # B_{j,lambda(j)}^T
+        y1 += r[j, 2] * y3 - r[j, 0] * y5
+        y2 += r[j, 0] * y4 - r[j, 1] * y3
         j = lam[j]
+        x = 0.0
+        x += p[j, 0] * y0
+        x += p[j, 1] * y1
+        x += p[j, 2] * y2
+        x += p[j, 3] * y3
+        x += p[j, 4] * y4
+        x += p[j, 5] * y5
         if eliminate:
-            column[j] = -dot(p[j], y)
-            for a in range(6):
-                y[a] += psi[j, a] * column[j]                       # Psi_j^T
+            T[j, column] = -x
+            y0 += psi[j, 0] * -x                                    # Psi_j^T
+            y1 += psi[j, 1] * -x
+            y2 += psi[j, 2] * -x
+            y3 += psi[j, 3] * -x
+            y4 += psi[j, 4] * -x
+            y5 += psi[j, 5] * -x
         else:
-            column[j] = dot(p[j], y)
+            T[j, column] = x
 
 
 @njit_inline

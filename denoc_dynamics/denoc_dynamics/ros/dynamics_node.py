@@ -2,7 +2,8 @@
 dynamics_node: the DeNOC dynamics of a robot as ROS 2 topics and services.
 
 Subscribes
-  ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): mapped by joint name;
+  ``joint_states`` (sensor_msgs/JointState, sensor-data QoS with a history of 100:
+  0.1 s of states at 1 kHz, :data:`~.joint_io.STATE_QOS`): mapped by joint name;
   names that are not chain joints are ignored.  A message with a chain joint
   missing or named twice, a NaN/Inf, a joint speed above ``max_velocity``, or
   position/velocity arrays whose lengths differ from the names is rejected (counted,
@@ -17,7 +18,8 @@ Subscribes
   ``robot_description`` (std_msgs/String, transient_local): only when neither the
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
-Publishes (each topic while it has a subscriber: an output nobody reads costs nothing)
+Publishes (each topic while it has a subscriber: an output nobody reads costs nothing;
+the subscriber counts are kept from the publishers' matched events, :mod:`.listened`)
   ``~/joint_accelerations`` (denoc_dynamics_interfaces/JointAccelerations): for every
   accepted joint state, qdd = FD(q, qd, latest command) by Saha's O(n) sweeps
   (parameter ``fd_method``), stamped like the state.
@@ -62,7 +64,6 @@ from denoc_dynamics_interfaces.srv import GetTaskSpace
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -75,7 +76,9 @@ from .joint_io import JointStateReader
 from .joint_io import read_joint_state
 from .joint_io import Rejected
 from .joint_io import Rejections
+from .joint_io import STATE_QOS
 from .launch_support import arm_joints
+from .listened import ListenedPublisher
 from .node_main import run_node
 from .parameters import DYNAMICS_NODE
 from .payload_service import PayloadService
@@ -118,6 +121,16 @@ class RequestState(NamedTuple):
     rows: np.ndarray    # chain index of each name of the request, -1: not a chain joint
 
 
+class ServedState(NamedTuple):
+    """The state a service answers for: the request's, or the latest joint state."""
+
+    robot: Robot
+    stamp: object        # builtin_interfaces/Time of the state
+    q: np.ndarray
+    qd: np.ndarray
+    source: str          # 'the requested state' or 'the latest joint state', for messages
+
+
 class DynamicsNode(Node):
     """Forward/inverse dynamics and the inertia matrix of the robot, over ROS 2."""
 
@@ -135,14 +148,15 @@ class DynamicsNode(Node):
         self.state_rejections = Rejections(log, 'joint state')
         self.command_rejections = Rejections(log, 'effort command')
         self.request_rejections = Rejections(log, 'service request')
-        self.acc_pub = self.create_publisher(JointAccelerations, '~/joint_accelerations', 10)
-        self.inertia_pub = self.create_publisher(InertiaMatrix, '~/inertia_matrix', 10)
-        self.gravity_pub = (self.create_publisher(JointState, '~/gravity_torques', 10)
+        self.acc_pub = ListenedPublisher(self, JointAccelerations, '~/joint_accelerations', 10)
+        self.inertia_pub = ListenedPublisher(self, InertiaMatrix, '~/inertia_matrix', 10)
+        self.gravity_pub = (ListenedPublisher(self, JointState, '~/gravity_torques', 10)
                             if p.publish_gravity_torques else None)
-        self.bias_pub = (self.create_publisher(JointState, '~/bias_forces', 10)
+        self.bias_pub = (ListenedPublisher(self, JointState, '~/bias_forces', 10)
                          if p.publish_bias_forces else None)
-        self.task_space_pub = (self.create_publisher(TaskSpace, '~/task_space', 10)
+        self.task_space_pub = (ListenedPublisher(self, TaskSpace, '~/task_space', 10)
                                if p.task_space_frame else None)
+        self._clock_handle = self.get_clock().handle   # read by _now, once per message
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.external = ExternalTorques(self)   # the momentum observer, if enabled
         self.model = RobotModelSource(self, self._set_model)
@@ -150,8 +164,7 @@ class DynamicsNode(Node):
         # the gate counts the topic's publishers instead
         self.gate = StateGate(self.state_rejections, logger=log)
         self.state_sub = self.create_subscription(
-            JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}),
-            qos_profile_sensor_data)
+            JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}), STATE_QOS)
         self.create_timer(1.0, self._count_state_publishers)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -188,6 +201,8 @@ class DynamicsNode(Node):
         self.latest_state = None
         self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
+        self.gravity_msg = JointState(name=robot.joint_names)
+        self.bias_msg = JointState(name=robot.joint_names)
         self.task_space_on = self.task_space_pub is not None
         frame = self.params.task_space_frame
         if self.task_space_on and frame not in robot.frames:
@@ -202,7 +217,10 @@ class DynamicsNode(Node):
         self.external.set_model(self.robot)
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """Return the node's time [s]: ROS time (``/clock``'s under use_sim_time)."""
+        clock = self._clock_handle    # rclpy's Clock.now() without its Time object
+        with clock:
+            return clock.get_now().nanoseconds * 1e-9
 
     # --- topics ----------------------------------------------------------------------
     def _on_command(self, msg):
@@ -226,7 +244,8 @@ class DynamicsNode(Node):
         on); each other output is computed and sent only while its topic has a
         subscriber, as robot_state_publisher does: its content does not change.
         """
-        state = read_joint_state(self.states, msg, self.state_rejections)
+        observed = self.external.observer is not None
+        state = read_joint_state(self.states, msg, self.state_rejections, effort=observed)
         if state is None:
             return
         now = self._now()
@@ -235,7 +254,7 @@ class DynamicsNode(Node):
         self._last_now = now
         if not self.gate.admit(msg, now, info):
             return
-        q, qd = state
+        q, qd = state[0], state[1]
         robot = self.robot
         tau = self.held.current(now)
         every = self.params.inertia_every_n
@@ -272,20 +291,23 @@ class DynamicsNode(Node):
             self.inertia_msg.data = _flat(inertia)
             self.inertia_pub.publish(self.inertia_msg)
         if gravity is not None:
-            gravity_pub.publish(self._efforts(stamp, gravity))
+            gravity_pub.publish(self._efforts(self.gravity_msg, stamp, gravity))
         if bias is not None:
-            bias_pub.publish(self._efforts(stamp, bias))
-        try:
-            self.external.update(msg, q, qd)
-        except (Rejected, ValueError) as exc:
-            self.state_rejections.add(_rejected(exc))
+            bias_pub.publish(self._efforts(self.bias_msg, stamp, bias))
+        if observed:
+            try:
+                self.external.update(stamp, q, qd, state[2])
+            except (Rejected, ValueError) as exc:
+                self.state_rejections.add(_rejected(exc))
         if task_space is not None:
             task_space.header.stamp = stamp
             self.task_space_pub.publish(task_space)
 
-    def _efforts(self, stamp, values):
-        msg = JointState(name=self.robot.joint_names, effort=values.tolist())
+    @staticmethod
+    def _efforts(msg, stamp, values):
+        """Return the JointState ``msg`` (chain joint names) with ``values`` as its efforts."""
         msg.header.stamp = stamp
+        msg.effort = values.tolist()
         return msg
 
     def _log_counters(self):
@@ -346,29 +368,30 @@ class DynamicsNode(Node):
         q, qd, tau = self.states.read_request(state, need_velocity, need_effort)
         return RequestState(robot, self.states, q, qd, tau, self.states.rows(state.name))
 
-    def _state_or_latest(self, state, need_velocity):
-        """Return (robot, stamp, q, qd, source) of a request's state, or the latest."""
+    def _state_or_latest(self, state, need_velocity) -> ServedState:
+        """Return the state of a request, or the latest joint state if it is empty."""
         if len(state.name) == 0 and len(state.position) == 0:
             if self.latest_state is None:
                 raise Rejected('no state', 'empty request state and no joint state '
                                            'received yet')
             stamp, q, qd = self.latest_state
-            return self.robot, stamp, q, qd, 'the latest joint state'
+            return ServedState(self.robot, stamp, q, qd, 'the latest joint state')
         s = self._request_state(state, need_velocity, False)
-        return s.robot, state.header.stamp, s.q, s.qd, 'the requested state'
+        return ServedState(s.robot, state.header.stamp, s.q, s.qd, 'the requested state')
 
     def _get_inertia_matrix(self, request, response):
-        robot, stamp, q, _, source = self._state_or_latest(request.state, False)
-        response.inertia.header.stamp = stamp
+        s = self._state_or_latest(request.state, False)
+        robot = s.robot
+        response.inertia.header.stamp = s.stamp
         response.inertia.joint_names = robot.joint_names
-        response.inertia.data = _flat(robot.inertia_matrix(q))
+        response.inertia.data = _flat(robot.inertia_matrix(s.q))
         if request.include_decomposition:
-            u, d = robot.udu(q)
+            u, d = robot.udu(s.q)
             response.u = _flat(u)
             response.d = _flat(d)
         if request.include_inverse:
-            response.inverse = _flat(robot.inverse_inertia_matrix(q))
-        return f'inertia matrix at {source}'
+            response.inverse = _flat(robot.inverse_inertia_matrix(s.q))
+        return f'inertia matrix at {s.source}'
 
     def _forward_dynamics(self, request, response):
         state = request.state
@@ -401,16 +424,16 @@ class DynamicsNode(Node):
     def _get_task_space(self, request, response):
         if not request.frame:
             raise Rejected('no frame', 'the request names no frame (a link of the URDF)')
-        robot, stamp, q, qd, source = self._state_or_latest(request.state, True)
+        s = self._state_or_latest(request.state, True)
         try:
-            task_space_message(response.task_space, robot, q, qd, request.frame,
+            task_space_message(response.task_space, s.robot, s.q, s.qd, request.frame,
                                request.reference, list(request.rows), request.damping)
         except ValueError as exc:
             if isinstance(exc, NonFiniteResult):
                 raise
             raise Rejected('bad request', str(exc)) from None
-        response.task_space.header.stamp = stamp
-        return f'task space of {request.frame!r} at {source}'
+        response.task_space.header.stamp = s.stamp
+        return f'task space of {request.frame!r} at {s.source}'
 
     @staticmethod
     def _unknown_note(reader, names, what):

@@ -42,6 +42,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from .joint_io import Rejected
+from .listened import ListenedPublisher
 from .parameters import OBSERVER
 from ..core.momentum_observer import MomentumObserver
 
@@ -89,9 +90,9 @@ class ExternalTorques:
         self.last_stamp = None
         self.pubs = None
         if self.enabled:
-            self.pubs = (node.create_publisher(JointState, '~/external_torques', 10),
-                         node.create_publisher(WrenchStamped, '~/external_wrench', 10),
-                         node.create_publisher(Bool, '~/contact', 10))
+            self.pubs = (ListenedPublisher(node, JointState, '~/external_torques', 10),
+                         ListenedPublisher(node, WrenchStamped, '~/external_wrench', 10),
+                         ListenedPublisher(node, Bool, '~/contact', 10))
 
     def set_model(self, robot):
         """Start a new observer on ``robot``; RuntimeError for bad parameters."""
@@ -116,17 +117,20 @@ class ExternalTorques:
         self.wrench_msg.header.frame_id = robot.chain.base_link
         self.contact_msg = Bool()
 
-    def update(self, msg, q, qd):
+    def update(self, stamp, q, qd, tau):
         """
         Take an accepted joint state; publish the estimate (Rejected if unusable).
 
-        The observer takes every state; each output is built and sent only while its
-        topic has a subscriber (the Jacobian and the wrench's least squares too).
+        ``stamp`` is the state's (builtin_interfaces/Time), ``tau`` its efforts in chain
+        order, or the Rejected of :meth:`.joint_io.JointStateReader.read` that says why
+        they cannot be used (raised here).  The observer takes every state; each output
+        is built and sent only while its topic has a subscriber (the Jacobian and the
+        wrench's least squares too).
         """
         if self.observer is None:
             return
-        tau = self.node.states.effort(msg)
-        stamp = msg.header.stamp
+        if isinstance(tau, Rejected):
+            raise tau
         t = stamp.sec + 1e-9 * stamp.nanosec
         dt = math.nan if self.last_stamp is None else t - self.last_stamp
         if self.last_stamp is not None and not dt > 0.0:

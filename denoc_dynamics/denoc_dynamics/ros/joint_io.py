@@ -10,11 +10,14 @@ Joint-space input handling shared by the dynamics node and the sim node.
 Both readers raise :class:`Rejected` for a message that must not be used.
 """
 
+import copy
 import math
 import time
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+from rclpy.qos import HistoryPolicy
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import qos_profile_services_default
 from rclpy.qos import QoSProfile
 
@@ -32,9 +35,33 @@ WARN_THROTTLE_SEC = 5.0
 #: of a queue of 10 (12-19 of 40 goal requests answered, the server having answered
 #: all 40; with clients' queues of 100, all 40).
 REQUEST_DEPTH = 100
-REQUEST_QOS = QoSProfile(history=qos_profile_services_default.history, depth=REQUEST_DEPTH,
-                         reliability=qos_profile_services_default.reliability,
-                         durability=qos_profile_services_default.durability)
+
+
+def with_depth(profile: QoSProfile, depth: int) -> QoSProfile:
+    """
+    Return a copy of the QoS ``profile`` keeping the last ``depth`` samples (KEEP_LAST).
+
+    The history is set to KEEP_LAST whatever the base's: a depth means nothing under
+    KEEP_ALL, where the middleware ignores it.  Every other policy is the base's.
+    """
+    profile = copy.copy(profile)
+    profile.history = HistoryPolicy.KEEP_LAST
+    profile.depth = depth
+    return profile
+
+
+REQUEST_QOS = with_depth(qos_profile_services_default, REQUEST_DEPTH)
+
+#: joint_states as the dynamics node reads them: the sensor-data QoS (best effort,
+#: volatile: a late state is never resent) with room for 0.1 s of states at 1 kHz
+#: instead of its 5.  The reader's history holds what arrived and was not yet taken:
+#: with 5, a pause of the node's process of more than 5 ms (the scheduler on a loaded
+#: machine, a collection) dropped states; with 100 they wait and are all answered.
+STATE_DEPTH = 100
+STATE_QOS = with_depth(qos_profile_sensor_data, STATE_DEPTH)
+
+#: The largest float64: |x| <= FLOAT_MAX holds exactly for a finite x (NaN compares false).
+FLOAT_MAX = float(np.finfo(float).max)
 
 
 class Rejected(ValueError):
@@ -113,6 +140,8 @@ class JointStateReader:
         self.max_velocity = max_velocity
         self._chain_index = {name: i for i, name in enumerate(self.joint_names)}
         self._cache: Dict[tuple, np.ndarray] = {}
+        #: the bound of |value| per row of :meth:`read` (position, velocity, effort)
+        self._bounds = np.array([[FLOAT_MAX], [min(max_velocity, FLOAT_MAX)], [FLOAT_MAX]])
 
     def selection(self, names: Sequence[str]) -> np.ndarray:
         """Return, for each chain joint, its index in ``names``; Rejected if one is missing."""
@@ -143,18 +172,56 @@ class JointStateReader:
         """Return the names that are not chain joints."""
         return [name for name in names if name not in self._chain_index]
 
-    def read(self, msg):
-        """Return (q, qd) in chain order from a JointState message, or raise Rejected."""
+    def read(self, msg, effort: bool = False):
+        """
+        Return (q, qd) in chain order from a JointState message, or raise Rejected.
+
+        ``effort``: return (q, qd, tau), tau the efforts in chain order, or the
+        :class:`Rejected` that says why the message's efforts cannot be used (none, not
+        one per name, a NaN/Inf) while its positions and velocities can.  Only the chain
+        joints must be finite (other joints are ignored altogether): one comparison,
+        |value| <= its row's bound (the largest float; ``max_velocity`` for the
+        velocities), checks the rows together; a failure is then told apart.
+        """
         count = len(msg.name)
-        if len(msg.position) != count or len(msg.velocity) != count:
-            raise Rejected('length', f'{len(msg.position)} positions and '
-                                     f'{len(msg.velocity)} velocities for {count} names')
+        position, velocity = msg.position, msg.velocity
+        if len(position) != count or len(velocity) != count:
+            raise Rejected('length', f'{len(position)} positions and '
+                                     f'{len(velocity)} velocities for {count} names')
         selection = self.selection(msg.name)
-        # only the chain joints must be finite: other joints are ignored altogether
-        q = _finite_array(np.asarray(msg.position)[selection], 'position')
-        qd = self._speed_checked(_finite_array(np.asarray(msg.velocity)[selection],
-                                               'velocity'))
-        return q, qd
+        unusable = self._effort_unusable(msg.effort, count) if effort else None
+        rows = ((position, velocity) if not effort or unusable is not None
+                else (position, velocity, msg.effort))
+        values = np.array(rows).take(selection, axis=1)
+        if not (np.abs(values) <= self._bounds[:len(rows)]).all():
+            unusable = self._out_of_bounds(values)
+        if not effort:
+            return values[0], values[1]
+        return values[0], values[1], values[2] if unusable is None else unusable
+
+    @staticmethod
+    def _effort_unusable(values, count: int) -> Optional[Rejected]:
+        """Return why the efforts of a state with ``count`` names are unusable, or None."""
+        if len(values) == 0:
+            return Rejected('no effort', 'the joint state has no effort (measured torques) '
+                                         'for the external torque estimate')
+        if len(values) != count:
+            return Rejected('length', f'{len(values)} effort entries for {count} names')
+        return None
+
+    def _out_of_bounds(self, values: np.ndarray) -> Rejected:
+        """
+        Tell apart the failure of :meth:`read`'s bound check.
+
+        Raise Rejected for a non-finite position or velocity, or a speed above
+        ``max_velocity``; otherwise the efforts (third row) are not finite: return
+        their Rejected.
+        """
+        for row, field in enumerate(('position', 'velocity')):
+            if not np.isfinite(values[row]).all():
+                raise Rejected('non-finite', f'{field} contains NaN or Inf')
+        self._speed_checked(values[1])
+        return Rejected('non-finite', 'effort contains NaN or Inf')
 
     def _speed_checked(self, qd: np.ndarray) -> np.ndarray:
         """Return ``qd``; Rejected if a joint moves faster than ``max_velocity``."""
@@ -164,21 +231,6 @@ class JointStateReader:
                                            f'{qd[k]:.6g} exceeds max_velocity '
                                            f'{self.max_velocity:g}')
         return qd
-
-    def effort(self, msg) -> np.ndarray:
-        """
-        Return the efforts in chain order of a JointState whose positions :meth:`read` took.
-
-        Raise Rejected when the effort array is empty ('no effort'), of another length
-        than the names, or not finite.
-        """
-        count = len(msg.effort)
-        if count == 0:
-            raise Rejected('no effort', 'the joint state has no effort (measured torques) '
-                                        'for the external torque estimate')
-        if count != len(msg.name):
-            raise Rejected('length', f'{count} effort entries for {len(msg.name)} names')
-        return _finite_array(np.asarray(msg.effort)[self.selection(msg.name)], 'effort')
 
     def read_request(self, msg, need_velocity=True, need_effort=True):
         """
@@ -206,9 +258,12 @@ class JointStateReader:
         return tuple(out)
 
 
-def read_joint_state(reader: Optional['JointStateReader'], msg, rejections: Rejections):
+def read_joint_state(reader: Optional['JointStateReader'], msg, rejections: Rejections,
+                     effort: bool = False):
     """
     Return (q, qd) of a JointState by ``reader``, or None once the rejection is counted.
+
+    ``effort``: (q, qd, tau) as :meth:`JointStateReader.read` gives them.
 
     ``reader`` is None while the node has no robot model: the message is then
     rejected as ``no model``.
@@ -217,7 +272,7 @@ def read_joint_state(reader: Optional['JointStateReader'], msg, rejections: Reje
         rejections.add(Rejected('no model', 'no robot model yet'))
         return None
     try:
-        return reader.read(msg)
+        return reader.read(msg, effort)
     except Rejected as exc:
         rejections.add(exc)
         return None

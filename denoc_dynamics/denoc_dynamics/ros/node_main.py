@@ -5,11 +5,13 @@ The ``main()`` of the node executables: one owner of time and of shutdown.
 SIGTERM only set a flag (:class:`ShutdownSignals`); :meth:`RosSession.spin` runs the
 executor's callbacks (timers included: the sim node steps its physics from one) and
 looks at the flag between them.  When it is set, or the caller's ``done()`` is true,
-the spin returns and the session destroys the nodes and shuts rclpy down, in that
-order, in that one place.  Nothing raises on a signal: a terminal's Ctrl-C, which
-reaches a node of ``ros2 launch`` twice (from the terminal, then from launch), a
-SIGTERM, or a signal while the nodes are still being created all end the process
-with exit code 0 and no traceback.  Once the session is closed the two signals are
+the spin returns and the session destroys the nodes (their action servers and
+clients too) and shuts rclpy down, in that order, in that one place: the middleware's
+participant and its threads are gone before the interpreter finalizes (nothing of
+it is left to C++ static destructors at exit).  Nothing raises on a signal: a
+terminal's Ctrl-C, which reaches a node of ``ros2 launch`` twice (from the terminal,
+then from launch), a SIGTERM, or a signal while the nodes are still being created all
+end the process with exit code 0 and no traceback.  Once the session is closed the two signals are
 ignored: launch's second SIGINT may arrive while the interpreter is finalizing, after
 Python has put the default action (death by the signal) back for every handler of its
 own.  A third signal during the session raises KeyboardInterrupt, the ordinary way out
@@ -35,6 +37,7 @@ import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import get_default_context
 
 #: Longest time [s] between two looks at the shutdown flag while no callback is ready.
 SHUTDOWN_POLL = 0.05
@@ -123,6 +126,7 @@ class RosSession:
         self.nodes = []
         self._last_added = -DISCOVERY_GRACE
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        self.context = get_default_context()
         self.executor = make_executor(executor)
 
     def __enter__(self):
@@ -173,7 +177,15 @@ class RosSession:
                 break
 
     def close(self):
-        """End the goals, destroy the nodes (last added first), shut rclpy down."""
+        """
+        End the goals, destroy the nodes (last added first), shut rclpy down.
+
+        In this order, all in this thread, whose spin has returned (no callback runs):
+        the executor is shut down (no wait set holds an entity); each node's action
+        servers and clients are destroyed (:func:`destroy_node`), then the node; rclpy
+        is shut down and its context finalized.  The middleware's participant and its
+        threads end with the last node, before the interpreter finalizes.
+        """
         try:
             self.end_goals()
             young = self._last_added + DISCOVERY_GRACE - time.monotonic()
@@ -181,10 +193,35 @@ class RosSession:
                 time.sleep(young)
             self.executor.shutdown()
             while self.nodes:
-                self.nodes.pop().destroy_node()
+                destroy_node(self.nodes.pop())
             rclpy.try_shutdown()
+            self.context.destroy()   # rcl_context_fini, now rather than by a collector
         finally:
             self.signals.ignore()
+
+
+def destroy_node(node):
+    """
+    Destroy ``node``, then its action servers and clients (rclpy's waitables).
+
+    rclpy's ``Node.destroy_node`` leaves the node's waitables alone, and an action
+    server or client holds the rcl node: the node, and with it the middleware's
+    participant (Fast DDS: about 15 threads), would then live on until the action
+    server is collected.  The start-up objects never are (``gc.freeze``), so the
+    participant was left to the C++ static destructors at exit, which tear it down
+    while its threads still run: now and then the process aborted (SIGABRT, nothing
+    printed) or hung instead of exiting, which is, we believe, what a CI run saw of
+    sim_node about once in 300 SIGINTs (not reproduced here; a process now ends its
+    participant in :meth:`RosSession.close`: test_node_executor.py).  The node goes
+    first: its own ``destroy_node`` stops the threads it started (the viewer's, which
+    may send a goal), and its waitables keep the rcl node they need until they go.
+    """
+    waitables = list(node.waitables)
+    node.destroy_node()
+    for waitable in waitables:
+        destroy = getattr(waitable, 'destroy', None)
+        if destroy is not None:
+            destroy()
 
 
 def run_node(node_class, name, args=None, executor='single'):

@@ -29,6 +29,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.utilities import remove_ros_args
 
+from .node_main import destroy_node
 from .trajectory_controller import trajectory_msg
 from ..trajectory import TrajectoryPoint
 
@@ -173,7 +174,7 @@ def main(argv=None):
         return 130
     finally:
         if node is not None:
-            node.destroy_node()
+            destroy_node(node)   # with its action client
         rclpy.try_shutdown()
     if code is not None:
         print(f'send_trajectory: {len(msg.points)} point(s) for {args.joint_names}: {result}',

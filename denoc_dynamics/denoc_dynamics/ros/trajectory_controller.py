@@ -26,8 +26,9 @@ Subscribes
   names the joint, the time and the torque; parameter ``check_effort_limits``).
   One received before the
   first joint state waits up to ``joint_state_timeout`` for it, then starts from it.
-  ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): every accepted state
-  gives one effort command, computed at the controller's time.  States from a second
+  ``joint_states`` (sensor_msgs/JointState, sensor-data QoS with a depth of 1: a
+  controller that fell behind takes the newest state, :data:`STATE_QOS`): every
+  accepted state gives one effort command, computed at the controller's time.  States from a second
   publisher, stamped before the previous one or ahead of the clock are rejected,
   counted and logged (:mod:`.state_gate`).  When the clock jumps back (a simulation
   reset or stopped), jumps forward or the states stop for ``joint_state_timeout``, or
@@ -62,8 +63,9 @@ Action (where control_msgs is installed)
   (desired, actual, error, index of the next point) comes with every command.  A new
   goal or topic trajectory preempts the running goal (aborted, INVALID_GOAL).  At
   shutdown every goal not finished ends aborted, "shutting down" (:meth:`end_goals`).
-  The goal, cancel and result services queue ``REQUEST_DEPTH`` (100) requests, so a
-  burst of clients is answered.
+  The goal, cancel and result services queue ``GOAL_REQUEST_DEPTH`` (1000) requests,
+  so a burst of clients or a goal storm is answered (a client needs response queues as
+  deep as its bursts: docs/bad-input.md, "Requests").
 Service (where control_msgs is installed)
   ``~/query_state`` (control_msgs/QueryTrajectoryState): the reference at a time of
   the running trajectory.
@@ -108,6 +110,7 @@ from .joint_io import read_joint_state
 from .joint_io import Rejections
 from .joint_io import REQUEST_DEPTH
 from .joint_io import REQUEST_QOS
+from .joint_io import with_depth
 from .launch_support import arm_joints
 from .node_main import run_node
 from .parameters import JOINTS
@@ -148,6 +151,25 @@ STATE_JUMP_MARGIN = 0.05
 #: At most one INFO line about accepted trajectories every this many seconds; the
 #: ones in between are counted and summarized in the next line.
 ACCEPT_LOG_PERIOD = 5.0
+
+#: Requests queued by the action's goal, cancel and result services: a 10 s storm of
+#: goals at 100 Hz, even if none were served meanwhile.  Under load the controller
+#: takes 40-100 goals a second (each is checked, accepted and preempts the one
+#: before), so a burst waits here; DDS overwrites a request only beyond this many
+#: waiting, before the controller sees it (it cannot be counted then).  KEEP_ALL,
+#: which never overwrites, was tried: a client with KEEP_LAST queues then stalled the
+#: controller's control loop for a minute (docs/bad-input.md, "Requests").
+GOAL_REQUEST_DEPTH = 1000
+GOAL_REQUEST_QOS = with_depth(REQUEST_QOS, GOAL_REQUEST_DEPTH)
+
+
+#: joint_states as sensor data (best effort), the latest state only: a controller that
+#: fell behind (a loaded machine) acts on the arm's newest state, as
+#: joint_trajectory_controller reads its state interfaces at each update, never on a
+#: queue of older ones.  With the sensor-data depth of 5 it ran 40-50 ms behind the arm
+#: at a load of 5 on two cores, past the delay that kp, kd leave room for: the arm
+#: oscillated about the goal at 3 Hz, and the goal never ended.
+STATE_QOS = with_depth(qos_profile_sensor_data, 1)
 
 
 def seconds(stamp) -> float:
@@ -323,7 +345,8 @@ class TrajectoryController(Node):
         self.gains = RuntimeGains(self, TRAJECTORY_CONTROLLER, 'gains', ('kp', 'kd'))
         self.rejections = Rejections(self.get_logger(), 'joint trajectory')
         self.state_rejections = Rejections(self.get_logger(), 'joint state')
-        self.gate = StateGate(self.state_rejections, logger=self.get_logger())
+        self.gate = StateGate(self.state_rejections, logger=self.get_logger(),
+                              publishers=self._state_publishers)
         self.clock = self.get_clock()
         self.log_accepted = AcceptLog(self.get_logger())
         self.effort_pub = self.create_publisher(Float64MultiArray, 'effort_commands', 10)
@@ -332,7 +355,7 @@ class TrajectoryController(Node):
         self.payload = PayloadService(self, lambda: self._unloaded, self._set_payload)
         self.model = RobotModelSource(self, self._set_model)
         self.state_sub = self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state_info, qos_profile_sensor_data)
+            JointState, 'joint_states', self._on_joint_state_info, STATE_QOS)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
                                  REQUEST_DEPTH)
         self.create_timer(0.05, self._expire_pending)
@@ -363,13 +386,14 @@ class TrajectoryController(Node):
         self.action = action
         self.state_pub = self.create_publisher(state, '~/controller_state', 10)
         self._control_state_type = state
-        # queues sized for bursts (REQUEST_DEPTH: 40 clients sending at once), not 10
+        # queues sized for bursts (GOAL_REQUEST_DEPTH: a goal storm), not rclpy's 10
         self.action_server = ActionServer(
             self, action, '~/follow_joint_trajectory', self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
             cancel_callback=lambda handle: CancelResponse.ACCEPT,
-            goal_service_qos_profile=REQUEST_QOS, result_service_qos_profile=REQUEST_QOS,
-            cancel_service_qos_profile=REQUEST_QOS)
+            goal_service_qos_profile=GOAL_REQUEST_QOS,
+            result_service_qos_profile=GOAL_REQUEST_QOS,
+            cancel_service_qos_profile=GOAL_REQUEST_QOS)
         self.create_service(query, '~/query_state', self._query_state, qos_profile=REQUEST_QOS)
 
     # --- model -----------------------------------------------------------------------
@@ -513,18 +537,36 @@ class TrajectoryController(Node):
                               'jumped forward, or the arm stopped publishing)')
         return True
 
-    def _check_arm(self, t: float, q):
-        """Detect an arm that jumped (reset under a wall clock) since the previous state."""
+    def _check_arm(self, t: float, q, stamp: float):
+        """
+        Detect an arm that jumped (reset under a wall clock) since the previous state.
+
+        The time the arm had to move is the longer of the controller's clock and the
+        stamps' advance since the previous state (one publisher's, :mod:`.state_gate`):
+        states that waited in the queue while the controller was busy come one after
+        the other at one reading of ``/clock``, while the arm moved between them.  The
+        stamp only bounds the motion; it is never the controller's time.  After a jump
+        of the clock or a new publisher followed, only the clock's advance counts
+        until the next state (the previous stamp is of another time or publisher).
+        """
         if not self.active or self.latest_time is None:
             return
         moved = np.abs(q - self.latest_state[0])
-        bound = (STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * (t - self.latest_time)
-                 + STATE_JUMP_MARGIN)
+        dt = t - self.latest_time
+        previous = self.gate.previous_stamp     # None after a jump or a handover
+        if previous is not None:
+            dt = max(dt, stamp - previous)
+        bound = STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * dt + STATE_JUMP_MARGIN
         if np.any(moved > bound):
             j = int(np.argmax(moved - bound))
             self._time_jumped(f'the arm jumped: {self.law.robot.joint_names[j]} moved '
-                              f'{moved[j]:.3f} in {t - self.latest_time:.3f} s, faster than '
+                              f'{moved[j]:.3f} in {dt:.3f} s, faster than '
                               'its velocity limit allows (the simulation was reset?)')
+
+    def _state_publishers(self):
+        """Return the GIDs of the joint-state topic's publishers (for the gate)."""
+        return [info.endpoint_gid
+                for info in self.get_publishers_info_by_topic(self.state_sub.topic_name)]
 
     def _watch_state(self):
         """Abort a running goal whose joint states stopped for joint_state_timeout."""
@@ -783,7 +825,7 @@ class TrajectoryController(Node):
         t = self.now()
         if not self._check_clock(t) or not self.gate.admit(msg, t, info):
             return
-        self._check_arm(t, q)
+        self._check_arm(t, q, seconds(msg.header.stamp))
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:

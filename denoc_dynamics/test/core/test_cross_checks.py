@@ -252,7 +252,7 @@ def test_batch_blocks_give_the_single_state_results(chain, threads):
 
 
 def test_spatial_helpers_are_the_matrices_of_000():
-    """B t, B^T f, B^T X B, t x s and t x* f against the 6x6 matrices (000 eqs. 11, 17)."""
+    """B t, B^T f, B^T X B (X rigid too), t x s, t x* f as 6x6 matrices (000 eqs. 11, 17)."""
     from denoc_dynamics.core import spatial
     rng = np.random.default_rng(13)
     r, w, v = rng.normal(size=(3, 3))
@@ -280,6 +280,13 @@ def test_spatial_helpers_are_the_matrices_of_000():
     bodies_r, bodies_X = np.stack([r, np.zeros(3)]), np.stack([X, np.eye(6)])
     spatial.inertia_to_parent(bodies_r, bodies_X, 0, 1)      # body 0 onto its parent 1
     np.testing.assert_allclose(bodies_X[1], np.eye(6) + B.T @ X @ B, rtol=1e-13, atol=1e-13)
+    m, h, A = 2.5, rng.normal(size=3), rng.normal(size=(3, 3))
+    rigid = np.block([[A @ A.T + np.eye(3), skew(h)], [-skew(h), m * np.eye(3)]])
+    composite = np.block([[2.0 * np.eye(3), skew(-h)], [skew(h), 3.0 * np.eye(3)]])
+    bodies_X = np.stack([rigid, composite])       # a rigid body onto a rigid composite
+    spatial.rigid_inertia_to_parent(bodies_r, bodies_X, 0, 1)
+    np.testing.assert_allclose(bodies_X[1], composite + B.T @ rigid @ B, rtol=1e-13,
+                               atol=1e-13)
     bodies_w = np.stack([f, f])
     spatial.pass_to_parent(bodies_r, bodies_w, 0, 1)
     np.testing.assert_allclose(bodies_w[1], f + B.T @ f, rtol=1e-14, atol=1e-14)

@@ -33,6 +33,7 @@ OVERFLOWS = {
     'bias forces, qd 1e200': lambda r: r.bias_forces(Q, np.full(7, 1e200)),
     'composite body, qd 1e200': lambda r: r.composite_body(Q, np.full(7, 1e200)),
     'kinetic energy, qd 1e200': lambda r: r.kinetic_energy(Q, np.full(7, 1e200)),
+    'regressor, qd 1e200': lambda r: r.regressor(Q, np.full(7, 1e200), ZERO),
     # one bad state in a batch larger than a block: the whole call raises
     'batched FD, one state': lambda r: r.forward_dynamics(
         np.tile(Q, (300, 1)), _one_fast_state(300, 257), np.zeros((300, 7))),
@@ -81,3 +82,17 @@ def test_max_dof_refuses_a_long_chain_before_building_it():
     assert load_urdf(text, max_dof=9).n == 9
     with pytest.raises(ValueError, match='9 joints, more than max_dof = 8'):
         load_urdf(text, max_dof=8)
+
+
+@pytest.mark.parametrize('shape', [(1, 7), (7, 7), (7, 70), (3, 5)])
+def test_the_matrix_finite_check_finds_every_non_finite_entry(shape):
+    """The entries' one-test check (sums of x - x) sees a NaN or an infinity anywhere."""
+    from denoc_dynamics.core.frames import matrix_not_finite
+    X = np.random.default_rng(3).normal(size=shape) * 1e300
+    assert not matrix_not_finite(X)
+    for bad in (np.nan, np.inf, -np.inf):
+        for i in range(shape[0]):
+            for k in range(shape[1]):
+                Y = X.copy()
+                Y[i, k] = bad
+                assert matrix_not_finite(Y), (bad, i, k)

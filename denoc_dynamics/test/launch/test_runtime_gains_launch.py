@@ -26,8 +26,9 @@ def ros2(*args):
 def test_ros2_param_set_changes_a_servo_gain_and_refuses_minus_one():
     proc = NodeProcess('sim_node', ros_args(urdf_path=bundled_urdf()))
     try:
-        assert wait_for(lambda: 'robot model from' in proc.output(), timeout=60.0), \
-            proc.describe()
+        # under a load of 8-15 on 2 cores a node took over 30 s to load its model
+        assert wait_for(lambda: 'robot model from' in proc.output(), timeout=180.0), \
+            'sim_node did not load its model:\n' + proc.describe()
         out = ros2('param', 'set', '/sim_node', 'servo.joint1.kp', '100')
         assert 'Set parameter successful' in out, out + proc.describe()
         out = ros2('param', 'get', '/sim_node', 'servo.joint1.kp')

@@ -94,9 +94,10 @@ class TestJointStateTopicSystem(unittest.TestCase):
         return sent, (np.array(quiet) if len(quiet) >= quiet_cycles else None)
 
     def test_1_position_commands_reach_and_hold_the_target(self, proc_output):
-        self.assertTrue(self.client.spin_until(
-            lambda: self.states and self.commands.get_subscription_count() > 0, TIMEOUT),
-            'no state on /robot_joint_states, or no subscriber on /robot_joint_commands')
+        self.client.wait_all(('a state on /robot_joint_states', lambda: len(self.states) > 0),
+                             ('a subscriber of /robot_joint_commands matched',
+                              lambda: self.commands.get_subscription_count() > 0),
+                             timeout=TIMEOUT)
         np.testing.assert_array_equal(self.position(), Q0)   # hold mode
         # silent for 200 cycles (2 s) in a row: the states agree with the command
         sent, q = self.drive(TARGET, 200, timeout=4 * TIMEOUT)

@@ -5,9 +5,14 @@ The installed ``dynamics_node`` spins on ``make_executor('events')``; the DDS te
 (test_ros_dynamics_node.py, test_dynamics_launch.py) drive that executable.  Here the
 same executor dispatches, in this process and over DDS, the node's joint_states
 callback (joints mapped by name, a bad message rejected and counted) and a service.
+A closed session has ended the middleware's participant (its threads) before the
+process exits, with either executor, also for a node with an action server.
 """
 
 import gc
+import importlib.util
+import os
+import signal
 import time
 
 from denoc_dynamics import load_urdf
@@ -15,6 +20,7 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
 from denoc_dynamics.ros.node_main import make_executor
 from denoc_dynamics.ros.node_main import RosSession
+from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics_interfaces.msg import JointAccelerations
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 import numpy as np
@@ -124,7 +130,16 @@ def test_dynamics_node_on_the_events_executor():
         rclpy.try_shutdown(context=context)
 
 
-def test_the_spin_moves_the_start_up_objects_out_of_the_collectors_reach():
+@pytest.fixture
+def signal_handlers():
+    """Put back this process's SIGINT and SIGTERM handlers, which a RosSession replaces."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+
+
+def test_the_spin_moves_the_start_up_objects_out_of_the_collectors_reach(signal_handlers):
     gc.unfreeze()
     try:
         with RosSession(['node_executor_test'], executor='events') as session:
@@ -133,3 +148,42 @@ def test_the_spin_moves_the_start_up_objects_out_of_the_collectors_reach():
             assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def _middleware_threads():
+    """Return {thread id: name} of this process's Fast DDS threads (named ``dds.*``)."""
+    threads = {}
+    for tid in os.listdir('/proc/self/task'):
+        try:
+            with open(f'/proc/self/task/{tid}/comm') as stream:
+                name = stream.read().strip()
+        except OSError:   # ended meanwhile
+            continue
+        # the shared-memory watchdog is one per process, started with the first participant
+        if name.startswith('dds.') and name != 'dds.shm.wdog':
+            threads[int(tid)] = name
+    return threads
+
+
+@pytest.mark.parametrize('executor', ['single', 'events'])
+def test_a_closed_session_has_ended_the_middleware_participant(executor, signal_handlers):
+    """
+    The sim node (an action server where simulation_interfaces is installed) leaves no thread.
+
+    Left to the exit, the participant was torn down by C++ static destructors while its
+    threads ran: the process aborted or hung now and then.
+    """
+    before = _middleware_threads()
+    with RosSession(['node_executor_test', '--ros-args', '-p',
+                     f'urdf_path:={bundled_urdf()}', '-p', 'status_period:=0.0'],
+                    executor=executor) as session:
+        node = session.add(SimNode())
+        end = time.monotonic() + TIMEOUT
+        session.spin(done=lambda: node.sim.t > 0.05 or time.monotonic() > end)
+        assert node.sim.t > 0.05
+        started = set(_middleware_threads()) - set(before)
+        assert started, 'no middleware thread seen while the node ran'
+        if importlib.util.find_spec('simulation_interfaces') is not None:
+            assert node.waitables, 'the simulation action server is missing'
+    left = {tid: name for tid, name in _middleware_threads().items() if tid in started}
+    assert not left, f'threads of the participant left after close: {sorted(left.values())}'

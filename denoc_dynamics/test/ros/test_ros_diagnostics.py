@@ -16,6 +16,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 import pytest
 from rclpy.parameter import Parameter
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import RosClient
 from std_msgs.msg import Float64MultiArray
@@ -69,6 +70,10 @@ def test_every_node_reports_and_a_flood_of_bad_messages_warns():
         bad_trajectory = JointTrajectory(
             joint_names=['no_such_joint'],
             points=[JointTrajectoryPoint(positions=[0.0])])
+        # every subscriber matched first (sim_node and dynamics_node read the efforts), or
+        # on a loaded machine the first of the 50 go to no one
+        client.wait_all(matched(efforts, 2), matched(trajectories), timeout=10.0,
+                        detail=proc.describe)
         for _ in range(50):
             efforts.publish(Float64MultiArray(data=[1.0, 2.0]))  # 2 efforts for 7 joints
             trajectories.publish(bad_trajectory)

@@ -11,6 +11,7 @@ from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 import pytest
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -58,12 +59,12 @@ class Client(RosClient):
         self._sec = 100
 
     def ready(self):
-        subs = self.node.subscriptions
-        return (self.states.get_subscription_count() > 0
-                and self.commands.get_subscription_count() > 0
-                and all(s.get_publisher_count() > 0 for s in subs)
-                and self.get_inertia.service_is_ready() and self.fd.service_is_ready()
-                and self.id.service_is_ready())
+        """Return what the tests wait for first (:meth:`RosClient.wait_all`)."""
+        return ([matched(self.states), matched(self.commands)]
+                + [(f'a publisher of {s.topic_name}', lambda s=s: s.get_publisher_count() > 0)
+                   for s in self.node.subscriptions]
+                + [(f'service {c.srv_name}', c.service_is_ready)
+                   for c in (self.get_inertia, self.fd, self.id)])
 
     def next_stamp(self):
         self._sec += 1
@@ -91,7 +92,7 @@ class Client(RosClient):
 @pytest.fixture(scope='module')
 def client(node, robot):
     c = Client()
-    assert c.spin_until(c.ready), 'dynamics node not discovered\n' + node.describe()
+    c.wait_all(*c.ready(), detail=node.describe)
     yield c
     c.close()
 

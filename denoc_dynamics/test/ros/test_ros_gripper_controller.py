@@ -19,6 +19,7 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from ros_helpers import DISCOVERY_TIMEOUT
 from sensor_msgs.msg import JointState
 
 pytestmark = [pytest.mark.ros, pytest.mark.ros2_msgs]
@@ -51,9 +52,17 @@ class Rig:
         self.executor = SingleThreadedExecutor(context=context)
         for node in (self.sim, self.gripper, self.client_node):
             self.executor.add_node(node)
-        assert self.spin_until(lambda: self.client.server_is_ready()
-                               and self.parallel.server_is_ready()
-                               and self.gripper.state is not None)
+        ready = {'gripper_cmd server': self.client.server_is_ready,
+                 'parallel_gripper_cmd server': self.parallel.server_is_ready,
+                 "the controller's first joint state": lambda: self.gripper.state is not None}
+        # a loaded machine may take long to match the actions: wait for each, then say
+        # which one never came
+        self.spin_until(lambda: all(check() for check in ready.values()),
+                        timeout=3 * DISCOVERY_TIMEOUT)
+        missing = [what for what, check in ready.items() if not check()]
+        assert not missing, (f'after {3 * DISCOVERY_TIMEOUT:g} s, not yet: {missing}; sim '
+                             f'joint states published to '
+                             f'{self.sim.count_subscribers("/joint_states")} subscriptions')
         self.finger = self.sim.sim.robot.joint_names.index(FINGER)
 
     def spin_until(self, predicate, timeout=20.0):

@@ -108,6 +108,48 @@ def test_a_state_that_overflows_is_rejected_and_nothing_is_published(dynamics):
     assert len(dynamics.acc_pub.messages) == 2
 
 
+def test_an_unusable_effort_costs_the_estimate_and_not_the_accelerations(context):
+    """
+    With the observer on, one bound check reads positions, velocities and efforts.
+
+    A state whose efforts cannot be used (NaN, not one per name, none) still gives its
+    accelerations; the estimate rejects it, counted by reason.  A NaN position rejects
+    the whole state; NaNs of a joint outside the chain are ignored.
+    """
+    node = make(DynamicsNode, context, urdf_path=bundled_urdf(),
+                estimate_external_torques=True, diagnostics_period=0.0)
+    try:
+        node.acc_pub = Recorder()
+        node.external.pubs = (Recorder(),) + node.external.pubs[1:]
+        torques = node.external.pubs[0].messages
+        names = node.robot.joint_names
+        sec = [0]
+
+        def send(effort, position=Q, extra=None):
+            msg = state(names, position, [0.1] * 7, effort)
+            if extra is not None:
+                msg = state(names + ['finger'], position + [extra], [0.1] * 7 + [extra],
+                            effort + [extra])
+            sec[0] += 1
+            msg.header.stamp.sec = sec[0]
+            node._on_joint_state(msg)
+
+        send([1.0] * 7)
+        send([1.0] * 6 + [math.nan])
+        send([1.0] * 6)
+        send([])
+        assert node.state_rejections.counts == {'non-finite': 1, 'length': 1, 'no effort': 1}
+        assert len(node.acc_pub.messages) == 4 and len(torques) == 1
+        send([1.0] * 7, extra=math.nan)
+        assert len(node.acc_pub.messages) == 5 and len(torques) == 2
+        send([math.nan] * 7, position=[math.nan] + Q[1:])
+        assert node.state_rejections.counts['non-finite'] == 2
+        assert len(node.acc_pub.messages) == 5 and len(torques) == 2
+        assert node.state_rejections.total == 4
+    finally:
+        node.destroy_node()
+
+
 def test_max_velocity_is_a_parameter(context):
     node = make(DynamicsNode, context, urdf_path=bundled_urdf(), max_velocity=2.0)
     try:
@@ -253,3 +295,13 @@ def test_a_gripper_joint_that_is_not_a_coordinate_refuses_the_model(context):
     with pytest.raises(RuntimeError, match="gripper joint 'no_such_joint' is not a coordinate"):
         make(SimNode, context, urdf_path=bundled_urdf('denoc_arm7_gripper'),
              gripper='no_such_joint', **{'diagnostic_updater.period': 0.0})
+
+
+def test_joint_states_are_read_best_effort_with_room_for_a_pause(dynamics):
+    """Sensor-data QoS, but a history of 0.1 s at 1 kHz: a 5 ms pause drops no state."""
+    from rclpy.qos import DurabilityPolicy
+    from rclpy.qos import ReliabilityPolicy
+    qos = dynamics.state_sub.qos_profile
+    assert qos.reliability == ReliabilityPolicy.BEST_EFFORT
+    assert qos.durability == DurabilityPolicy.VOLATILE
+    assert qos.depth >= 100

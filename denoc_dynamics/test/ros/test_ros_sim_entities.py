@@ -58,8 +58,9 @@ def client(sim):
                                         ('get_entity_info', GetEntityInfo),
                                         ('get_simulator_features', GetSimulatorFeatures),
                                         ('step_simulation', StepSimulation))}
-    assert c.spin_until(lambda: c.states and all(x.service_is_ready()
-                                                 for x in c.clients.values())), sim.describe()
+    c.wait_all(('joint_states', lambda: len(c.states) > 0),
+               *((f'service {x.srv_name}', x.service_is_ready) for x in c.clients.values()),
+               detail=sim.describe)
     yield c
     c.close()
 

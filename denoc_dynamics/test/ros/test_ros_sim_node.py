@@ -7,6 +7,7 @@ from denoc_dynamics_interfaces.srv import InverseDynamics
 import numpy as np
 import pytest
 from rclpy.qos import qos_profile_sensor_data
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -56,10 +57,17 @@ class Client(RosClient):
                                                 '/dynamics_node/inverse_dynamics')
 
     def ready(self):
-        return (len(self.states) > 0 and len(self.clock) > 0 and len(self.acc) > 0
-                and self.commands.get_subscription_count() >= 1
-                and self.reset.service_is_ready() and self.pause.service_is_ready()
-                and self.inverse_dynamics.service_is_ready())
+        """Return what the tests wait for first (:meth:`RosClient.wait_all`)."""
+        return [('joint_states', lambda: len(self.states) > 0),
+                ('/clock', lambda: len(self.clock) > 0),
+                ("the dynamics node's accelerations", lambda: len(self.acc) > 0),
+                # sim_node's and dynamics_node's: a command sent when only the
+                # dynamics node had matched would never reach the sim
+                matched(self.commands, 2),
+                ('service /sim_node/reset', self.reset.service_is_ready),
+                ('service /sim_node/pause', self.pause.service_is_ready),
+                ('service /dynamics_node/inverse_dynamics',
+                 self.inverse_dynamics.service_is_ready)]
 
     def record(self, seconds, during=None):
         """Return the joint states received in the next ``seconds`` (as arrays)."""
@@ -88,7 +96,7 @@ class Client(RosClient):
 @pytest.fixture(scope='module')
 def client(nodes):
     c = Client()
-    assert c.spin_until(c.ready), 'nodes not ready\n' + '\n'.join(p.describe() for p in nodes)
+    c.wait_all(*c.ready(), detail=lambda: '\n'.join(p.describe() for p in nodes))
     yield c
     c.close()
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from rclpy.action import ActionClient
 from rclpy.qos import qos_profile_sensor_data
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -67,8 +68,12 @@ class Client(RosClient):
         self.efforts = n.create_publisher(Float64MultiArray, 'effort_commands', 10)
 
     def ready(self):
-        return (self.clock and self.states and self.steps.server_is_ready()
-                and all(c.service_is_ready() for c in self.services.values()))
+        """Return what the tests wait for first (:meth:`RosClient.wait_all`)."""
+        return ([('/clock', lambda: len(self.clock) > 0),
+                 ('joint_states', lambda: len(self.states) > 0),
+                 ('action /sim_node/simulate_steps', self.steps.server_is_ready)]
+                + [(f'service {c.srv_name}', c.service_is_ready)
+                   for c in self.services.values()])
 
     def service(self, name, request=None):
         client = self.services[name]
@@ -92,14 +97,15 @@ class Client(RosClient):
 
     def release(self):
         """End hold mode (after a reset) with a zero effort command: the arm falls."""
-        assert self.spin_until(lambda: self.efforts.get_subscription_count() > 0)
+        self.wait_all(matched(self.efforts))
         self.efforts.publish(Float64MultiArray(data=[0.0] * 7))
         self.spin_for(0.3)
 
     def latest(self):
         """Return (simulated time [ns], positions) once two more states have arrived."""
         first = len(self.states)
-        assert self.spin_until(lambda: len(self.states) >= first + 2 and self.clock)
+        self.wait_all(('two more joint states', lambda: len(self.states) >= first + 2),
+                      ('/clock', lambda: len(self.clock) > 0))
         msg = self.states[-1]
         return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec, \
             np.array(msg.position)
@@ -108,7 +114,7 @@ class Client(RosClient):
 @pytest.fixture(scope='module')
 def client(sim):
     c = Client()
-    assert c.spin_until(c.ready), 'sim_node not ready\n' + sim.describe()
+    c.wait_all(*c.ready(), detail=sim.describe)
     yield c
     c.close()
 

@@ -124,7 +124,8 @@ def test_concurrent_step_requests_are_refused_not_multiplied(client):
     callers = [client.node.create_client(StepSimulation, f'{NS}/sim_node/step_simulation',
                                          qos_profile=REQUEST_QOS)
                for _ in range(20)]
-    assert client.spin_until(lambda: all(c.service_is_ready() for c in callers))
+    assert client.spin_until(lambda: all(c.service_is_ready() for c in callers)), \
+        f'{sum(not c.service_is_ready() for c in callers)} of 20 callers never found the service'
     start = client.now()
     futures = [client.step_async(500, caller) for caller in callers]
     assert client.spin_until(lambda: all(f.done() for f in futures), 30.0), \

@@ -6,6 +6,7 @@ from denoc_dynamics_interfaces.msg import TaskSpace
 from denoc_dynamics_interfaces.srv import GetTaskSpace
 import numpy as np
 import pytest
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -39,8 +40,8 @@ def client(node):
     c.states = c.node.create_publisher(JointState, 'joint_states', 10)
     c.topic = c.collect(TaskSpace, NODE + '/task_space')
     c.service = c.node.create_client(GetTaskSpace, NODE + '/get_task_space')
-    assert c.spin_until(lambda: c.states.get_subscription_count() > 0
-                        and c.service.service_is_ready()), node.describe()
+    c.wait_all(matched(c.states), (f'service {c.service.srv_name}', c.service.service_is_ready),
+               detail=node.describe)
     yield c
     c.close()
 

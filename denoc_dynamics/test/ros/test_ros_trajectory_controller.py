@@ -4,6 +4,7 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics_interfaces.msg import TrajectoryControllerState
 import numpy as np
 import pytest
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -35,9 +36,9 @@ def client(nodes):
     client.states = client.collect(TrajectoryControllerState, STATE_TOPIC)
     client.trajectories = client.node.create_publisher(
         JointTrajectory, '/trajectory_controller/joint_trajectory', 10)
-    ready = client.spin_until(
-        lambda: len(client.states) > 10 and client.trajectories.get_subscription_count() > 0)
-    assert ready, '\n'.join(node.describe() for node in nodes)
+    client.wait_all(('10 controller states', lambda: len(client.states) > 10),
+                    matched(client.trajectories),
+                    detail=lambda: '\n'.join(node.describe() for node in nodes))
     yield client
     client.close()
 

@@ -113,6 +113,51 @@ def test_an_arm_reset_under_a_wall_clock_drops_the_trajectory(context):
         node.destroy_node()
 
 
+def test_states_that_waited_in_the_queue_are_bounded_by_their_stamps(context):
+    """
+    Two states taken at one reading of the clock: the arm had their stamps' advance.
+
+    The previous stamp is the gate's (the followed publisher's own): 0.3 rad in 0.1 s
+    of stamps is within the velocity limits, but would be a jump in no time.
+    """
+    node = make(context)
+    try:
+        start_move(node)
+        before = [0.8 * a + 0.2 * b for a, b in zip(POSE, FAR)]
+        step(node, T0 + 1.0, before)
+        step(node, T0 + 1.0, [q + 0.3 for q in before], stamp=T0 + 1.1)
+        assert node.gate.previous_stamp == T0 + 1.0
+        assert node.time_jumps == 0 and node.active
+        step(node, T0 + 1.0, [q + 0.6 for q in before], stamp=T0 + 1.1)   # no advance
+        assert node.time_jumps == 1 and not node.active
+    finally:
+        node.destroy_node()
+
+
+def test_a_new_publisher_is_checked_for_jumps_on_the_clock_alone(context):
+    """
+    The followed publisher left (its sim restarted) and a new one is followed.
+
+    The arm-jump check bounds the motion by the clock's advance alone: the previous
+    stamp is the old publisher's (0 here, as a STOPPED sim's), so the stamps' advance
+    would allow any jump.
+    """
+    import time
+    node = make(context)
+    try:
+        start_move(node)
+        step(node, T0 + 0.5, stamp=0.0)
+        node.gate._publishers = lambda: [b'new arm']     # the followed one left the topic
+        new = {'publisher_gid': {'implementation_identifier': 'rmw_fastrtps_cpp',
+                                 'data': b'new arm'},
+               'received_timestamp': int((time.time() + 2.0) * 1e9)}   # after 2 s of silence
+        step(node, T0 + 0.51, FAR, info=new)             # 0.5 rad in 10 ms
+        assert node.gate.handovers == 1
+        assert node.time_jumps == 1 and not node.active
+    finally:
+        node.destroy_node()
+
+
 def test_no_state_is_used_before_simulated_time_starts(context):
     node = make(context)
     try:

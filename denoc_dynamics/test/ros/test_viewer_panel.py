@@ -488,6 +488,9 @@ def test_the_drag_pushes_the_simulated_arm_and_the_estimate_in_the_plot_feels_it
         arm, feel, plots = rig.sims['/arm'], rig.viewer.feel, rig.viewer.plots
         assert wait_for(lambda: (rig.graph_read(), feel.available)[1], timeout=20.0)
         hold = rig.client.create_publisher(JointState, '/arm/robot_joint_commands', 10)
+        # sent once: the sim's subscription must have matched, or it is lost
+        assert wait_for(lambda: hold.get_subscription_count() > 0, timeout=20.0), \
+            'the sim never matched /arm/robot_joint_commands'
         hold.publish(JointState(name=arm.sim.robot.joint_names, position=INITIAL))
         assert wait_for(lambda: arm.sim.mode != 'hold', timeout=10.0)
         assert wait_for(lambda: len(plots.traces['external'].samples) > 5, timeout=20.0)
