@@ -219,6 +219,75 @@ def test_a_goal_succeeds_only_within_the_goal_tolerance_at_the_end(context, ros2
         node.destroy_node()
 
 
+#: How long the controller's executor is held up [s, wall]: longer than the gate's
+#: PUBLISHER_HANDOVER, as on a loaded machine.
+HELD_UP = 1.3
+
+
+def test_a_controller_held_up_keeps_following_its_arm_over_dds(context):
+    """
+    The controller's executor held up while its arm and a replay both publish.
+
+    Over DDS, with the subscription's own message info: the arm publishes its states
+    (stamped on the clock) at 100 Hz, a replay its start pose 30 s old at 100 Hz from
+    another publisher; the controller is not spun for HELD_UP s (a loaded machine), so
+    its queue holds whichever came last and the arm looks silent from the node's side.
+    The arm is still on the topic: it stays followed (:mod:`.state_gate`), the replay's
+    states are rejected, and the controller's state is the arm's.  The middleware's
+    threads run on: a process stopped with SIGSTOP instead breaks Fast DDS's
+    shared-memory ports for every later process of the domain.
+    """
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import qos_profile_sensor_data
+    from ros_helpers import joint_state
+    from sensor_msgs.msg import JointState
+    node = make(context)
+    sender = rclpy.create_node('held_up_arm_and_replay', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    arm, replay = (sender.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
+                   for _ in range(2))
+    start = time.monotonic()
+    arm_pose = [q + 0.01 for q in POSE]
+
+    def publish(replaying, spinning, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            t = T0 + time.monotonic() - start
+            at(node, t)
+            arm.publish(joint_state(t, arm_pose))
+            if replaying:
+                replay.publish(joint_state(t - 30.0, POSE))
+            if spinning:
+                executor.spin_once(timeout_sec=0.01)
+            else:
+                time.sleep(0.01)
+    try:
+        deadline = time.monotonic() + 20.0
+        while (not (arm.get_subscription_count() and replay.get_subscription_count())
+               and time.monotonic() < deadline):
+            executor.spin_once(timeout_sec=0.05)
+        assert arm.get_subscription_count() and replay.get_subscription_count(), \
+            'the controller never matched the publishers'
+        publish(replaying=False, spinning=True, seconds=0.5)
+        assert node.latest_state is not None, 'no state of the arm reached the controller'
+        followed = node.gate.publisher
+        publish(replaying=True, spinning=False, seconds=HELD_UP)   # held up
+        publish(replaying=True, spinning=True, seconds=0.5)
+        rejected = node.state_rejections.counts
+        assert rejected.get('second publisher', 0) > 0, rejected
+        assert node.gate.publisher == followed and node.gate.handovers == 0
+        np.testing.assert_allclose(node.latest_state[0], arm_pose, atol=1e-12)
+        assert node.time_jumps == 0
+    finally:
+        executor.shutdown()
+        sender.destroy_node()
+        node.destroy_node()
+
+
 def test_the_controller_class_is_the_one_tested():
     assert make.__module__ == 'ros_helpers'   # the helpers every controller test shares
     assert TrajectoryController.now.__doc__ and 'never' in TrajectoryController.now.__doc__
