@@ -24,6 +24,8 @@ pytestmark = pytest.mark.ros
 REPEAT = int(os.environ.get('DENOC_SHUTDOWN_REPEAT', '10'))
 #: Processes started at once (one DDS domain holds only so many participants).
 BATCH = 10
+#: How long [s] a batch may take until its first process is up.
+START_TIMEOUT = 180.0
 
 #: Command line of each executable and the output that says it is running; the
 #: "starting" marker is logged while the nodes are still being constructed (the model
@@ -58,8 +60,10 @@ def _run_batch(name, signals, running, numbers, rng):
     try:
         pending = list(procs)
         while pending:
+            # ten processes loading numba's kernels at once: under a load of 15 on two
+            # cores none had printed its marker within 60 s
             assert wait_for(lambda: any(marker in p.output() or not p.alive() for p in pending),
-                            timeout=60.0), '\n'.join(p.describe() for p in pending)
+                            timeout=START_TIMEOUT), '\n'.join(p.describe() for p in pending)
             for proc in [p for p in pending if marker in p.output() or not p.alive()]:
                 pending.remove(proc)
                 if running:  # somewhere within the physics and callback cycle
