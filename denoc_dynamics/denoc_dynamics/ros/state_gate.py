@@ -50,6 +50,7 @@ Every rejection is counted and logged, throttled (:class:`~.joint_io.Rejections`
 import time
 
 from .joint_io import Rejected
+from .ros_time import seconds
 
 #: A state stamped more than this [s] after the node's clock is rejected: /clock and
 #: joint_states of one simulated step may arrive in either order (one publish period).
@@ -60,11 +61,6 @@ PUBLISHER_HANDOVER = 1.0
 
 #: The graph is asked at most this often [s] whether the followed publisher is there.
 GRAPH_PERIOD = 0.25
-
-
-def stamp_seconds(stamp) -> float:
-    """Return a builtin_interfaces Time in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def publisher_of(info):
@@ -128,7 +124,7 @@ class StateGate:
         none); None when the process hands over its own simulation's states
         (denoc_sim_arm): those are the arm's by construction and always admitted.
         """
-        stamp = stamp_seconds(msg.header.stamp)
+        stamp = seconds(msg.header.stamp)
         if info is None:
             return self._admitted(stamp, self.last_stamp)
         gid = publisher_of(info)
