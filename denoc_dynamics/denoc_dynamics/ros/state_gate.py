@@ -12,14 +12,16 @@ joint_trajectory_controller reads only the state interfaces it owns; over a topi
   ('second publisher') until the followed one has been silent for ``handover``
   seconds (it restarted, or was replaced) and, where the node says which publishers
   the topic has (``publishers``), has left the topic: then the next publisher heard
-  is followed, and a line says so.  Silence is counted between the times the
-  middleware received the states (the message info's ``received_timestamp``), not
-  when the node got round to them: a node whose executor was held up for a second
-  finds the arm's states and a stranger's side by side in its queue, and the
-  arm's last ones may have been overwritten there; a paused simulation is silent
-  but still on the topic.  Where the executor gives no message info (rclpy's
-  EventsExecutor), :meth:`StateGate.check_graph` counts the publishers on the topic
-  instead, and every state is rejected while there are two or more.
+  is followed, a line says so and :attr:`StateGate.handovers` counts it (the nodes
+  report it in their diagnostics beside the rejections).  Silence is counted between
+  the times the middleware received the states (the message info's
+  ``received_timestamp``), not when the node got round to them: a node whose
+  executor was held up for a second finds the arm's states and a stranger's side by
+  side in its queue, and the arm's last ones may have been overwritten there; a
+  paused simulation is silent but still on the topic.  Where the executor gives no
+  message info (rclpy's EventsExecutor), :meth:`StateGate.check_graph` counts the
+  publishers on the topic instead, and every state is rejected while there are two
+  or more.
 * **time order**: a state stamped more than ``max_lead`` seconds after the node's
   own clock is rejected ('stamp from the future'); where publishers cannot be told
   apart, so is one stamped before the previous accepted one ('stamp back in time':

@@ -483,9 +483,10 @@ class TrajectoryController(Node):
         report.summary(OK, mode)
 
     def _diagnose_inputs(self, report):
-        """/diagnostics ``trajectory_controller: inputs``: rejection counters."""
+        """/diagnostics ``trajectory_controller: inputs``: rejection counters, handovers."""
         report.counter('trajectories rejected', self.rejections)
         report.counter('joint states rejected', self.state_rejections)
+        report.add('joint-state publisher handovers', self.gate.handovers)
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
