@@ -222,6 +222,37 @@ class NodeProcess:
             pass
 
 
+def spin_until(executor, predicate, timeout=DISCOVERY_TIMEOUT, period=0.05):
+    """
+    Spin ``executor`` until ``predicate()`` is true; return whether it became true.
+
+    ``period``: the longest one spin waits for work [s].
+    """
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            return False
+        executor.spin_once(timeout_sec=period)
+    return True
+
+
+def wait_all(executor, *conditions, timeout=DISCOVERY_TIMEOUT, detail='', period=0.05):
+    """
+    Spin ``executor`` (any: a RosClient's, a rig's own) until every condition holds.
+
+    Each condition is ``(what, predicate)``; ``what`` is a string, or a callable
+    returning one (read when the wait fails).  On a timeout the AssertionError names
+    the conditions still false, then ``detail`` (a string, or a callable returning
+    one: the processes' output).
+    """
+    if spin_until(executor, lambda: all(check() for _, check in conditions), timeout, period):
+        return
+    missing = [what() if callable(what) else what
+               for what, check in conditions if not check()]
+    raise AssertionError(f'after {timeout:g} s still waiting for: ' + '; '.join(missing)
+                         + '\n' + (detail() if callable(detail) else detail))
+
+
 class RosClient:
     """An rclpy node in its own context, spun on demand by the test."""
 
@@ -241,28 +272,11 @@ class RosClient:
 
     def spin_until(self, predicate, timeout=DISCOVERY_TIMEOUT):
         """Process callbacks until ``predicate()`` is true; return whether it became true."""
-        end = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > end:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
+        return spin_until(self.executor, predicate, timeout)
 
     def wait_all(self, *conditions, timeout=DISCOVERY_TIMEOUT, detail=''):
-        """
-        Process callbacks until every one of ``conditions`` holds.
-
-        Each condition is ``(what, predicate)``; ``what`` is a string, or a callable
-        returning one (read when the wait fails).  On a timeout the AssertionError names
-        the conditions still false, then ``detail`` (a string, or a callable returning
-        one: the processes' output).
-        """
-        if self.spin_until(lambda: all(check() for _, check in conditions), timeout):
-            return
-        missing = [what() if callable(what) else what
-                   for what, check in conditions if not check()]
-        raise AssertionError(f'after {timeout:g} s still waiting for: ' + '; '.join(missing)
-                             + '\n' + (detail() if callable(detail) else detail))
+        """Process callbacks until every one of ``conditions`` holds (:func:`wait_all`)."""
+        wait_all(self.executor, *conditions, timeout=timeout, detail=detail)
 
     def collect(self, msg_type, topic, qos=10):
         """Subscribe to ``topic`` and return the list the messages are appended to."""
@@ -299,14 +313,21 @@ class RosClient:
 
 def matched(publisher, count=1):
     """
-    Return a wait condition (:meth:`RosClient.wait_all`): ``count`` subscriptions matched.
+    Return a wait condition (:func:`wait_all`): ``count`` subscriptions matched.
 
+    ``count``: a number, or a node: then every subscriber of the topic that the node's
+    graph knows (the graph may list a subscriber before it has matched the publisher).
     A message published before discovery has matched the subscriber is lost to it (a
     volatile topic): a test that sends once waits for this first.
     """
-    return (lambda: f'{count} subscriber(s) of {publisher.topic_name} matched (has '
-                    f'{publisher.get_subscription_count()})',
-            lambda: publisher.get_subscription_count() >= count)
+    topic = publisher.topic_name
+    if isinstance(count, int):
+        wanted, which = (lambda: count), ''
+    else:
+        wanted, which = (lambda: count.count_subscribers(topic)), '; every one the graph knows'
+    return (lambda: f'{wanted()} subscriber(s) of {topic} matched (has '
+                    f'{publisher.get_subscription_count()}{which})',
+            lambda: publisher.get_subscription_count() >= wanted())
 
 
 def stamp(sec, nanosec=0):

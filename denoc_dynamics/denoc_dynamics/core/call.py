@@ -27,7 +27,7 @@ from .composite_body import composite_body
 from .energy import energies
 from .forward_dynamics import cholesky, cholesky_solve, forward_dynamics
 from .forward_dynamics import forward_dynamics_cholesky
-from .frames import matrix_not_finite
+from .frames import not_finite
 from .gim import inertia_matrix
 from .gravity import gravity_torques
 from .inverse_dynamics import bias_forces, inverse_dynamics
@@ -148,8 +148,8 @@ def constrained_inverse(model, M_b, out):
 
 @numba.njit(inline='always')
 def _finite(out):
-    """Return True if every entry of out (rows, n) is finite (one test, not n^2)."""
-    return not matrix_not_finite(out)
+    """Return True if every entry of out (a vector or a matrix) is finite (one test)."""
+    return not not_finite(out)
 
 
 _READ = types.Array(types.float64, 1, 'A', readonly=True)
@@ -180,7 +180,7 @@ def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
     run(algorithm, reals, ints, q, x1, x2, None, workspace, out.reshape((1, n)))
-    return _finite(out.reshape((1, n)))
+    return _finite(out)
 
 
 @numba.njit(_signatures(_MATRIX), **_ENTRY)
@@ -211,7 +211,7 @@ def call_configuration_vector(algorithm, reals, ints, q, workspace, out):
     if q.shape[0] != n:
         return False
     run(algorithm, reals, ints, q, q, q, None, workspace, out.reshape((1, n)))
-    return _finite(out.reshape((1, n)))
+    return _finite(out)
 
 
 @numba.njit(_configuration_signatures(_MATRIX), **_ENTRY)

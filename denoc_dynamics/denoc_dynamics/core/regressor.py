@@ -42,7 +42,7 @@ import numba
 from numba import types
 import numpy as np
 
-from .frames import CHECKED, MATRIX, matrix_not_finite, not_finite, STATES, VECTOR
+from .frames import CHECKED, MATRIX, not_finite, STATES, VECTOR
 from .inverse_dynamics import twists_and_rates
 from .kinematics import geometry
 from .model import data_arrays, DATA_REALS, model_arrays
@@ -143,7 +143,7 @@ def regressor_checked(reals, ints, A, q, qd, qdd, workspace, Y):
     if not_finite(q) or not_finite(qd) or not_finite(qdd):
         return 2
     regressor(reals, ints, A, q, qd, qdd, workspace, Y)
-    return 3 if matrix_not_finite(Y) else 0
+    return 3 if not_finite(Y) else 0
 
 
 @numba.njit(cache=True, parallel=True, error_model='numpy')

@@ -337,6 +337,7 @@ class DynamicsNode(Node):
     def _diagnose_inputs(self, report):
         """/diagnostics ``dynamics_node: inputs``: the rejection counters (WARN when one rose)."""
         report.counter('joint states rejected', self.state_rejections)
+        report.add('joint-state publisher handovers', self.gate.handovers)
         report.counter('effort commands rejected', self.command_rejections)
         report.counter('service requests failed', self.request_rejections)
 

@@ -1,7 +1,8 @@
 """
 Time in ROS messages, and the simulated time as ROS hands it out: ``/clock`` and a clock.
 
-:func:`set_duration` writes seconds into a builtin_interfaces Duration or Time (the
+:func:`seconds` reads a builtin_interfaces Time or Duration (a stamp, a
+``time_from_start``) in seconds; :func:`set_duration` writes seconds into one (the
 controller's ``time_from_start``, the sim node's stamps).  :class:`SimulatedClock` is
 the sim node's simulated time as a ROS clock for nodes composed in its process
 (``denoc_sim_arm``'s controller), set as ``/clock`` would set it, without the trip
@@ -11,6 +12,11 @@ through DDS, and published on ``/clock`` when ``publish_clock`` is true.
 from rclpy.clock import ROSClock
 from rclpy.time_source import TimeSource
 from rosgraph_msgs.msg import Clock
+
+
+def seconds(stamp) -> float:
+    """Return a builtin_interfaces Time or Duration in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def set_duration(msg, value: float):

@@ -12,14 +12,16 @@ joint_trajectory_controller reads only the state interfaces it owns; over a topi
   ('second publisher') until the followed one has been silent for ``handover``
   seconds (it restarted, or was replaced) and, where the node says which publishers
   the topic has (``publishers``), has left the topic: then the next publisher heard
-  is followed, and a line says so.  Silence is counted between the times the
-  middleware received the states (the message info's ``received_timestamp``), not
-  when the node got round to them: a node whose executor was held up for a second
-  finds the arm's states and a stranger's side by side in its queue, and the
-  arm's last ones may have been overwritten there; a paused simulation is silent
-  but still on the topic.  Where the executor gives no message info (rclpy's
-  EventsExecutor), :meth:`StateGate.check_graph` counts the publishers on the topic
-  instead, and every state is rejected while there are two or more.
+  is followed, a line says so and :attr:`StateGate.handovers` counts it (the nodes
+  report it in their diagnostics beside the rejections).  Silence is counted between
+  the times the middleware received the states (the message info's
+  ``received_timestamp``), not when the node got round to them: a node whose
+  executor was held up for a second finds the arm's states and a stranger's side by
+  side in its queue, and the arm's last ones may have been overwritten there; a
+  paused simulation is silent but still on the topic.  Where the executor gives no
+  message info (rclpy's EventsExecutor), :meth:`StateGate.check_graph` counts the
+  publishers on the topic instead, and every state is rejected while there are two
+  or more.
 * **time order**: a state stamped more than ``max_lead`` seconds after the node's
   own clock is rejected ('stamp from the future'); where publishers cannot be told
   apart, so is one stamped before the previous accepted one ('stamp back in time':
@@ -50,6 +52,7 @@ Every rejection is counted and logged, throttled (:class:`~.joint_io.Rejections`
 import time
 
 from .joint_io import Rejected
+from .ros_time import seconds
 
 #: A state stamped more than this [s] after the node's clock is rejected: /clock and
 #: joint_states of one simulated step may arrive in either order (one publish period).
@@ -60,11 +63,6 @@ PUBLISHER_HANDOVER = 1.0
 
 #: The graph is asked at most this often [s] whether the followed publisher is there.
 GRAPH_PERIOD = 0.25
-
-
-def stamp_seconds(stamp) -> float:
-    """Return a builtin_interfaces Time in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def publisher_of(info):
@@ -128,7 +126,7 @@ class StateGate:
         none); None when the process hands over its own simulation's states
         (denoc_sim_arm): those are the arm's by construction and always admitted.
         """
-        stamp = stamp_seconds(msg.header.stamp)
+        stamp = seconds(msg.header.stamp)
         if info is None:
             return self._admitted(stamp, self.last_stamp)
         gid = publisher_of(info)

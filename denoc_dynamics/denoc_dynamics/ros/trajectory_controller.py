@@ -118,6 +118,7 @@ from .parameters import PASSIVE_PHYSICS
 from .parameters import TRAJECTORY_CONTROLLER
 from .payload_service import PayloadService
 from .robot_model import RobotModelSource
+from .ros_time import seconds
 from .ros_time import set_duration
 from .runtime_gains import RuntimeGains
 from .state_gate import StateGate
@@ -170,11 +171,6 @@ GOAL_REQUEST_QOS = with_depth(REQUEST_QOS, GOAL_REQUEST_DEPTH)
 #: at a load of 5 on two cores, past the delay that kp, kd leave room for: the arm
 #: oscillated about the goal at 3 Hz, and the goal never ended.
 STATE_QOS = with_depth(qos_profile_sensor_data, 1)
-
-
-def seconds(stamp) -> float:
-    """Return a builtin_interfaces Time or Duration in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def points_of(msg):
@@ -487,9 +483,10 @@ class TrajectoryController(Node):
         report.summary(OK, mode)
 
     def _diagnose_inputs(self, report):
-        """/diagnostics ``trajectory_controller: inputs``: rejection counters."""
+        """/diagnostics ``trajectory_controller: inputs``: rejection counters, handovers."""
         report.counter('trajectories rejected', self.rejections)
         report.counter('joint states rejected', self.state_rejections)
+        report.add('joint-state publisher handovers', self.gate.handovers)
 
     # --- time ------------------------------------------------------------------------
     def now(self) -> float:
@@ -537,12 +534,13 @@ class TrajectoryController(Node):
                               'jumped forward, or the arm stopped publishing)')
         return True
 
-    def _check_arm(self, t: float, q, stamp: float):
+    def _check_arm(self, t: float, q):
         """
         Detect an arm that jumped (reset under a wall clock) since the previous state.
 
         The time the arm had to move is the longer of the controller's clock and the
-        stamps' advance since the previous state (one publisher's, :mod:`.state_gate`):
+        stamps' advance since the previous state (the gate's ``last_stamp`` less its
+        ``previous_stamp``: one publisher's, :mod:`.state_gate`):
         states that waited in the queue while the controller was busy come one after
         the other at one reading of ``/clock``, while the arm moved between them.  The
         stamp only bounds the motion; it is never the controller's time.  After a jump
@@ -555,7 +553,7 @@ class TrajectoryController(Node):
         dt = t - self.latest_time
         previous = self.gate.previous_stamp     # None after a jump or a handover
         if previous is not None:
-            dt = max(dt, stamp - previous)
+            dt = max(dt, self.gate.last_stamp - previous)
         bound = STATE_JUMP_SPEEDS * self.law.robot.joints.velocity * dt + STATE_JUMP_MARGIN
         if np.any(moved > bound):
             j = int(np.argmax(moved - bound))
@@ -825,7 +823,7 @@ class TrajectoryController(Node):
         t = self.now()
         if not self._check_clock(t) or not self.gate.admit(msg, t, info):
             return
-        self._check_arm(t, q, seconds(msg.header.stamp))
+        self._check_arm(t, q)
         self.latest_time = t
         self.latest_state = state
         if self.trajectory is None:

@@ -31,6 +31,7 @@ from denoc_dynamics.runner import SimulationRunner
 import numpy as np
 import pytest
 from rclpy.qos import qos_profile_sensor_data
+from ros_helpers import matched
 from ros_helpers import NodeProcess
 from ros_helpers import ros_args
 from ros_helpers import RosClient
@@ -120,15 +121,6 @@ def follow_reference(client):
 
 def describe(client):
     return ''.join(p.describe()[-3000:] for p in client.processes)
-
-
-def all_matched(node, publisher):
-    """Return a wait condition: ``publisher`` matched every subscriber the graph knows."""
-    def what():
-        return (f'{publisher.topic_name}: {publisher.get_subscription_count()} of '
-                f'{node.count_subscribers(publisher.topic_name)} subscribers matched')
-    return what, lambda: (publisher.get_subscription_count()
-                          >= node.count_subscribers(publisher.topic_name))
 
 
 def go_to_pose(client):
@@ -297,7 +289,7 @@ def test_foreign_joint_states_neither_end_a_goal_nor_move_the_arm(arm, case):
                   for topic in ('joint_states', 'robot_joint_states')]
     # every subscriber of the arm's topics (the controller's among them) hears the
     # foreign states from the first one: else a case could pass with none delivered
-    arm.ros.wait_all(*[all_matched(arm.ros.node, p) for p in publishers],
+    arm.ros.wait_all(*[matched(p, arm.ros.node) for p in publishers],
                      detail=lambda: describe(arm))
     seconds = 4.0
     here = arm.positions(NAMES)

@@ -63,6 +63,8 @@ def test_every_node_reports_and_a_flood_of_bad_messages_warns():
         assert float(simulation['real-time factor']) > 0.5, simulation
         assert status['sim_node: simulation'].hardware_id == 'denoc_arm7', status
         assert values(status['dynamics_node: inputs'])['joint states rejected'] == '0'
+        for name in ('dynamics_node: inputs', 'trajectory_controller: inputs'):
+            assert values(status[name])['joint-state publisher handovers'] == '0', status[name]
 
         efforts = client.node.create_publisher(Float64MultiArray, '/effort_commands', 10)
         trajectories = client.node.create_publisher(

@@ -9,7 +9,6 @@ the parallel gripper action.
 """
 
 import math
-import time
 
 from action_msgs.msg import GoalStatus
 from denoc_dynamics.resources import bundled_urdf
@@ -20,6 +19,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from ros_helpers import DISCOVERY_TIMEOUT
+from ros_helpers import spin_until
+from ros_helpers import wait_all
 from sensor_msgs.msg import JointState
 
 pytestmark = [pytest.mark.ros, pytest.mark.ros2_msgs]
@@ -52,26 +53,20 @@ class Rig:
         self.executor = SingleThreadedExecutor(context=context)
         for node in (self.sim, self.gripper, self.client_node):
             self.executor.add_node(node)
-        ready = {'gripper_cmd server': self.client.server_is_ready,
-                 'parallel_gripper_cmd server': self.parallel.server_is_ready,
-                 "the controller's first joint state": lambda: self.gripper.state is not None}
         # a loaded machine may take long to match the actions: wait for each, then say
         # which one never came
-        self.spin_until(lambda: all(check() for check in ready.values()),
-                        timeout=3 * DISCOVERY_TIMEOUT)
-        missing = [what for what, check in ready.items() if not check()]
-        assert not missing, (f'after {3 * DISCOVERY_TIMEOUT:g} s, not yet: {missing}; sim '
-                             f'joint states published to '
-                             f'{self.sim.count_subscribers("/joint_states")} subscriptions')
+        wait_all(self.executor,
+                 ('gripper_cmd server', self.client.server_is_ready),
+                 ('parallel_gripper_cmd server', self.parallel.server_is_ready),
+                 ("the controller's first joint state", lambda: self.gripper.state is not None),
+                 timeout=3 * DISCOVERY_TIMEOUT, period=0.01,
+                 detail=lambda: 'sim joint states published to '
+                                f'{self.sim.count_subscribers("/joint_states")} subscriptions')
         self.finger = self.sim.sim.robot.joint_names.index(FINGER)
 
     def spin_until(self, predicate, timeout=20.0):
-        end = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > end:
-                return False
-            self.executor.spin_once(timeout_sec=0.01)
-        return True
+        """Spin the rig until ``predicate()`` is true; return whether it became true."""
+        return spin_until(self.executor, predicate, timeout, period=0.01)
 
     def send(self, position, max_effort=0.0, client=None, feedback=None):
         """Send a goal; return its handle (None if rejected)."""

@@ -154,6 +154,10 @@ def test_a_new_publisher_is_checked_for_jumps_on_the_clock_alone(context):
         step(node, T0 + 0.51, FAR, info=new)             # 0.5 rad in 10 ms
         assert node.gate.handovers == 1
         assert node.time_jumps == 1 and not node.active
+        inputs = node.diagnostics.report().status[1]           # beside the rejections
+        assert inputs.name == 'trajectory_controller: inputs'
+        assert {kv.key: kv.value for kv in inputs.values}[
+            'joint-state publisher handovers'] == '1', inputs
     finally:
         node.destroy_node()
 
