@@ -52,14 +52,21 @@ def solve(model, data, phi, qdd):
     """
     Solve I qdd = phi, I at the articulated bodies in ``data`` (002 eqs. 14-19).
 
-    The sweeps are written out over the arrays indexed by body (B and B^T as in
+    :func:`reduce` (U tau^ = phi) then :func:`substitute` (D tau~ = tau^, U^T qdd =
+    tau~).  The sweeps are written out over the arrays indexed by body (B and B^T as in
     :mod:`.spatial`), with no per-body helper or row view: numba reference-counts the
     arrays that an inlined helper takes, at each body.
     """
+    reduce(model, data, phi)
+    substitute(model, data, qdd)
+
+
+@njit_inline
+def reduce(model, data, phi):
+    """Write tau^ = U^-1 phi into data.tau_hat: the backward sweep (002 eqs. 14-16)."""
     lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
-    r, p, psi, m_hat, eta, mu, tau_hat = (data.r, data.p, data.psi, data.m_hat, data.eta,
-                                          data.mu, data.tau_hat)
+    r, p, psi, eta, tau_hat = data.r, data.p, data.psi, data.eta, data.tau_hat
     for k in range(n):
         for a in range(6):
             eta[k, a] = 0.0
@@ -71,6 +78,14 @@ def solve(model, data, phi, qdd):
             eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
         if lam[k] >= 0:
             pass_to_parent(r, eta, k, lam[k])                       # 002 eq. 16
+
+
+@njit_inline
+def substitute(model, data, qdd):
+    """Write qdd = U^-T D^-1 tau^ from data.tau_hat: the forward sweep (002 eqs. 17-19)."""
+    lam, prismatic = model.lam, model.prismatic
+    n = lam.shape[0]
+    r, p, psi, m_hat, mu, tau_hat = data.r, data.p, data.psi, data.m_hat, data.mu, data.tau_hat
     for k in range(n):
         j = lam[k]
         if j >= 0:                                                  # 002 eq. 18: B mu_lambda

@@ -14,28 +14,43 @@ matrix is G^T M G (:func:`project`).
 
 Forward dynamics in O(n).  The bodies' accelerations solve
 
-    M qdd_b + h = tau_b + C^T lam,   C qdd_b = 0,
+    M qdd_b + h = tau_b + C^T lam,   C qdd_b = 0,                               (2)
 
-with one row qdd_m - a_m qdd_l of C per mimic joint (lam: the efforts that hold the
-mimic joints to their leaders) and tau_b the coordinates' efforts on their own bodies:
+with one row C_j = e_m^T - a_m e_l^T of C per mimic joint m with leader l (lam: the
+efforts that hold the mimic joints to their leaders) and tau_b the coordinates' efforts
+on their own bodies.  This is G^T M G qdd = tau - G^T h (C G = 0): the constrained
+system that :func:`constrained_cholesky` forms and factors, the O(n^3) reference.
 
-    qdd_0 = M^-1 (tau_b - h)          (the three sweeps, 002 eqs. 14-19)
-    Y = M^-1 C^T,  lam = -(C Y)^-1 C qdd_0,  qdd_b = qdd_0 + Y lam,
+With M = U D U^T (000 eqs. 32-35; :mod:`.udu`), M^-1 = U^-T D^-1 U^-1 (000 eq. 36),
+and the solve of :mod:`.forward_dynamics` is U tau^ = phi (the backward sweep, 002
+eqs. 14-16) followed by qdd = U^-T D^-1 tau^ (002 eqs. 17-19).  Write
 
-one more solve per mimic joint on the same articulated bodies and a Cholesky solve of
-C Y, as small as the number of mimic joints.  This is G^T M G qdd = tau - G^T h, the
-constrained system (:func:`constrained_cholesky` forms and factors it: the O(n^3)
-reference).  :func:`unit_response` gives (G^T M G)^-1 e at the last state from the
-same factors, for the simulation's velocity limits.
+    tau^_0 = U^-1 (tau_b - h),   Z = U^-1 C^T,   S = C M^-1 C^T = Z^T D^-1 Z.   (3)
+
+Column j of Z is column m of U^-1 minus a_m times column l: (U^-1)_ik is non-zero
+only for i on the path from k to the base, and 000 eq. 38 gives it by walking
+psi_k from body k to the base (:func:`.udu.walk_to_base`), O(depth) per column.  So
+Z and S = sum_i Z_i^T Z_i / m^_i are computed along the paths from the mimic joints
+and their leaders to the base.  Then
+
+    C qdd_0 = C M^-1 (tau_b - h) = Z^T D^-1 tau^_0,     S lam = -C qdd_0,
+    qdd_b = M^-1 (tau_b - h + C^T lam) = U^-T D^-1 (tau^_0 + Z lam),             (4)
+
+and C qdd_b = Z^T D^-1 tau^_0 + S lam = 0.  The backward sweep is done once, on
+tau_b - h; the constraint efforts enter its result as Z lam, and the forward sweep
+is done once, on the corrected tau^: one O(n) solve, the walks along the paths, and
+a Cholesky solve of S, as small as the number of mimic joints (:func:`hold_to_leaders`).
+:func:`unit_response` gives (G^T M G)^-1 e at the last state from the same
+articulated bodies, Z and S's factor, for the simulation's velocity limits.
 """
 
-from .forward_dynamics import cholesky, cholesky_solve, solve
+from .forward_dynamics import cholesky, cholesky_solve, reduce, solve, substitute
 from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
 from .model import data_arrays, mimic_arrays, model_arrays
 from .spatial import njit, njit_inline
-from .udu import articulated_bodies
+from .udu import articulated_bodies, walk_to_base
 
 
 @njit_inline
@@ -97,9 +112,9 @@ def accelerations_at(model, data, mimic, tau, f_ext, qdd):
     """
     Write qdd = FD on the coordinates at the bodies' kinematics in ``data`` and qd_b.
 
-    phi = tau_b - h(q_b, qd_b), h = ID(q_b, qd_b, 0) (000 eqs. 10-18); the three sweeps
-    (002 eqs. 14-19) give qdd_0, and one more solve per mimic joint holds the mimic
-    joints to their leaders (:func:`hold_to_leaders`).  A caller that needs the
+    phi = tau_b - h(q_b, qd_b), h = ID(q_b, qd_b, 0) (000 eqs. 10-18); the backward
+    sweep gives tau^_0 = U^-1 phi (002 eqs. 14-16), :func:`hold_to_leaders` adds Z lam
+    (4), the forward sweep gives qdd_b (002 eqs. 17-19).  A caller that needs the
     kinematics at q_b first (the external wrenches) calls :func:`place_bodies`,
     :func:`.kinematics.kinematics` and this.
     """
@@ -109,69 +124,81 @@ def accelerations_at(model, data, mimic, tau, f_ext, qdd):
     for k in range(nb):
         phi[k] = (tau[column[k]] if leader[k] < 0 else 0.0) - phi[k]
     articulated_bodies(model, data)
-    solve(model, data, phi, qdd_b)                                    # qdd_0
+    reduce(model, data, phi)                                          # tau^_0 = U^-1 phi
     if nb > qdd.shape[0]:
-        hold_to_leaders(model, data, mimic)
+        constraint_columns(model.lam, data.r, data.p, data.psi, leader, model.a, mimic.Z)
+        constraint_metric(mimic.Z, data.m_hat, mimic.S)               # S = Z^T D^-1 Z, (3)
+        cholesky(mimic.S)
+        hold_to_leaders(data, mimic)
+    substitute(model, data, qdd_b)                                    # 002 eqs. 17-19
     for k in range(nb):
         if leader[k] < 0:
             qdd[column[k]] = qdd_b[k]
 
 
 @njit_inline
-def hold_to_leaders(model, data, mimic):
-    """qdd_b += Y lam with Y = M^-1 C^T and (C Y) lam = -C qdd_b; C Y factored into S."""
-    leader, a, Y, S, rhs = model.leader, model.a, mimic.Y, mimic.S, mimic.tau_b
-    nb, j = leader.shape[0], 0
-    for m in range(nb):
-        if leader[m] >= 0:
-            for k in range(nb):
-                rhs[k] = 0.0
-            rhs[m], rhs[leader[m]] = 1.0, -a[m]                       # C_j^T
-            solve(model, data, rhs, Y[j])                             # Y_j = M^-1 C_j^T
+def constraint_columns(lam, r, p, psi, leader, a, Z):
+    """
+    Fill Z (n_bodies, c) = U^-1 C^T, one column per mimic joint m (000 eq. 38), (3).
+
+    C_j^T = e_m - a_m e_l: column m of U^-1 minus a_m times column l, each a walk from
+    the body to the base.  A body m is a mimic joint's where leader[m] >= 0 and
+    leader[m] != m (the model writes -1 for a coordinate's body, a frame writes m).
+    """
+    Z[:] = 0.0
+    j = 0
+    for m in range(leader.shape[0]):
+        if leader[m] >= 0 and leader[m] != m:
+            Z[m, j] += 1.0                                            # (U^-1)_mm = 1
+            walk_to_base(lam, r, p, psi, m, Z, j, True, 1.0)
+            Z[leader[m], j] -= a[m]
+            walk_to_base(lam, r, p, psi, leader[m], Z, j, True, -a[m])
             j += 1
-    _constraint_matrix(model, Y, S)
-    cholesky(S)
-    _correct(model, mimic)
 
 
 @njit_inline
-def _constraint_matrix(model, Y, S):
-    """Write S = C Y, one row per mimic joint."""
-    leader, a = model.leader, model.a
-    i = 0
-    for m in range(leader.shape[0]):
-        if leader[m] >= 0:
-            for j in range(S.shape[0]):
-                S[i, j] = Y[j, m] - a[m] * Y[j, leader[m]]
-            i += 1
+def constraint_metric(Z, m_hat, S):
+    """Write S = Z^T D^-1 Z = C M^-1 C^T (c x c, Z zero off the paths to the base), (3)."""
+    for i in range(S.shape[0]):
+        for j in range(i + 1):
+            acc = 0.0
+            for k in range(Z.shape[0]):
+                acc += Z[k, i] * Z[k, j] / m_hat[k]
+            S[i, j] = S[j, i] = acc
 
 
 @njit_inline
-def _correct(model, mimic):
-    """qdd_b += Y lam, (C Y) lam = -C qdd_b, with C Y's Cholesky factor in S."""
-    leader, a, qdd_b, lam, Y = model.leader, model.a, mimic.qdd_b, mimic.lam, mimic.Y
-    i = 0
-    for m in range(leader.shape[0]):
-        if leader[m] >= 0:
-            lam[i] = a[m] * qdd_b[leader[m]] - qdd_b[m]                # -C qdd_0
-            i += 1
+def hold_to_leaders(data, mimic):
+    """
+    tau^ += Z lam with S lam = -Z^T D^-1 tau^ (4); S's Cholesky factor in mimic.S.
+
+    Between the backward and the forward sweep: qdd_b = M^-1 (phi + C^T lam) then holds
+    C qdd_b = 0.
+    """
+    Z, lam, tau_hat, m_hat = mimic.Z, mimic.lam, data.tau_hat, data.m_hat
+    for i in range(lam.shape[0]):
+        acc = 0.0
+        for k in range(Z.shape[0]):
+            acc -= Z[k, i] * tau_hat[k] / m_hat[k]                    # -C qdd_0
+        lam[i] = acc
     cholesky_solve(mimic.S, lam, lam)
     for i in range(lam.shape[0]):
-        for j in range(qdd_b.shape[0]):
-            qdd_b[j] += Y[i, j] * lam[i]
+        for k in range(Z.shape[0]):
+            tau_hat[k] += Z[k, i] * lam[i]
 
 
 @njit
 def unit_response(model, data, mimic, e, out):
-    """Set out = (G^T M G)^-1 e at the state of the last :func:`accelerations`."""
+    """Set out = (G^T M G)^-1 e at the state of the last :func:`accelerations`, (4)."""
     nb = model.lam.shape[0]
     if nb == e.shape[0]:
         solve(model, data, e, out)                                    # 002 eqs. 14-19
         return
     for k in range(nb):
         mimic.tau_b[k] = e[model.column[k]] if model.leader[k] < 0 else 0.0
-    solve(model, data, mimic.tau_b, mimic.qdd_b)
-    _correct(model, mimic)
+    reduce(model, data, mimic.tau_b)
+    hold_to_leaders(data, mimic)
+    substitute(model, data, mimic.qdd_b)
     for k in range(nb):
         if model.leader[k] < 0:
             out[model.column[k]] = mimic.qdd_b[k]

@@ -60,9 +60,10 @@ DataArrays = namedtuple('DataArrays', ['R', 'r', 'e', 'p', 'M', 'd', 'O', 't', '
 
 #: The mimic joints' part of the workspace (:func:`mimic_arrays`), after the bodies':
 #: the bodies' q_b, qd_b, a third rate x_b, efforts tau_b and accelerations qdd_b, and
-#: per mimic joint j Y_j = M^-1 C_j^T (a row of n_bodies), the row j of C Y (its
-#: Cholesky factor after a solve) and the constraint effort lambda_j.
-MimicArrays = namedtuple('MimicArrays', ['q_b', 'qd_b', 'x_b', 'tau_b', 'qdd_b', 'Y', 'S',
+#: per mimic joint j the column j of Z = U^-1 C^T (n_bodies x c, :mod:`.mimic`), the
+#: row j of S = C M^-1 C^T (its Cholesky factor after a solve) and the constraint
+#: effort lambda_j.
+MimicArrays = namedtuple('MimicArrays', ['q_b', 'qd_b', 'x_b', 'tau_b', 'qdd_b', 'Z', 'S',
                                          'lam'])
 
 
@@ -200,9 +201,9 @@ def mimic_arrays(workspace, n_bodies, k):
     start = DATA_REALS * n_bodies
     v = _vectors(workspace, start, 1, 5, n_bodies)[0]
     start += 5 * n_bodies
-    Y = _vectors(workspace, start, 1, k, n_bodies)[0]
+    Z = _vectors(workspace, start, 1, n_bodies, k)[0]
     start += k * n_bodies
     S = _vectors(workspace, start, 1, k, k)[0]
     start += k * k
-    return MimicArrays(q_b=v[0], qd_b=v[1], x_b=v[2], tau_b=v[3], qdd_b=v[4], Y=Y, S=S,
+    return MimicArrays(q_b=v[0], qd_b=v[1], x_b=v[2], tau_b=v[3], qdd_b=v[4], Z=Z, S=S,
                        lam=workspace[start:start + k])

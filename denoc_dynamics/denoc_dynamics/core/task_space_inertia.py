@@ -49,7 +49,7 @@ J (k x n) is k rows of a frame's ``'local_world_aligned'`` Jacobian
 
    so Lambda^-1 = X^T D^-1 X - P S^-1 P^T with Y = U^-1 C^T, S = Y^T D^-1 Y and
    P = X^T D^-1 Y.  Column i of Y is column m of U^-1 minus a_m times column l,
-   each one walk (000 eq. 38, :func:`.udu.walk_to_base`).  Still O(n (k + c)).
+   each one walk (000 eq. 38, :func:`.mimic.constraint_columns`).  Still O(n (k + c)).
 
 6. The dynamically consistent inverse J-bar = I^-1 J^T Lambda (Khatib's; the
    coordinates' G (G^T I G)^-1 G^T J^T Lambda with mimic joints): I^-1 J^T column
@@ -72,9 +72,10 @@ from .forward_dynamics import cholesky, cholesky_solve, solve
 from .frames import bad_state, CHECKED, frame_arrays, INTS, MATRIX, MODEL, not_finite
 from .frames import split_frame_workspace, STATES
 from .kinematics import kinematics
+from .mimic import constraint_columns, constraint_metric
 from .model import data_arrays, model_arrays
 from .spatial import dot, move_wrench, njit, njit_inline, p_dot
-from .udu import articulated_bodies, walk_to_base
+from .udu import articulated_bodies
 
 #: A Cholesky pivot of J I^-1 J^T at most this fraction of its diagonal entry: singular.
 SINGULAR_RTOL = 1e-10
@@ -147,31 +148,6 @@ def _walk_wrench(lam, r, p, prismatic, psi, b, z, X, j):
 
 
 @njit_inline
-def _mimic_columns(lam, r, p, psi, frame, Y):
-    """
-    Fill Y (n_bodies, c) = U^-1 C^T, one column per mimic joint m (000 eq. 38).
-
-    C_i^T = e_m - a_m e_l: column m of U^-1 minus a_m times column l.
-    """
-    leader = frame.leader
-    n = leader.shape[0]
-    column = np.empty((n, 1))
-    i = 0
-    for m in range(n):
-        if leader[m] == m:
-            continue
-        for sign_body in range(2):
-            k = m if sign_body == 0 else leader[m]
-            weight = 1.0 if sign_body == 0 else -frame.a[m]
-            column[:] = 0.0
-            column[k, 0] = 1.0
-            walk_to_base(lam, r, p, psi, k, column, 0, True)
-            for a in range(n):
-                Y[a, i] += weight * column[a, 0]
-        i += 1
-
-
-@njit_inline
 def _inverse_metric(support, X, m_hat, k, A):
     """Write A = X^T D^-1 X (k x k) over the support (eq. 1; off it X is zero)."""
     for a in range(k):
@@ -205,13 +181,9 @@ def _lambda_inverse(model, data, frame, rows, damping, A, Y, P, S):
         _walk_wrench(lam, r, p, prismatic, psi, b, z, X, j)
     _inverse_metric(support, X, m_hat, k, A)
     if c:
-        Y[:] = 0.0
-        _mimic_columns(lam, r, p, psi, frame, Y)
+        constraint_columns(lam, r, p, psi, frame.leader, frame.a, Y)   # :mod:`.mimic` (3)
+        constraint_metric(Y, m_hat, S)
         for a in range(c):
-            for e in range(c):
-                S[a, e] = 0.0
-                for i in range(n):
-                    S[a, e] += Y[i, a] * Y[i, e] / m_hat[i]
             for j in range(k):
                 P[j, a] = 0.0
                 for i in range(n):

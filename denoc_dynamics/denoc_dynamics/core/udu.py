@@ -45,22 +45,24 @@ def unit_triangle(reals, ints, q, workspace, T, eliminate):
         for k in range(T.shape[1]):
             T[i, k] = 1.0 if i == k else 0.0
     for k in range(T.shape[0]):
-        walk_to_base(lam, r, p, psi, k, T, k, eliminate)
+        walk_to_base(lam, r, p, psi, k, T, k, eliminate, 1.0)
     return data.m_hat
 
 
 @njit_inline
-def walk_to_base(lam, r, p, psi, k, T, column, eliminate):
+def walk_to_base(lam, r, p, psi, k, T, column, eliminate, weight):
     """
-    Walk y from psi_k at body k towards the base, filling T[i, column] at each ancestor i.
+    Walk y = weight psi_k from body k to the base, adding to T[i, column] at each ancestor i.
 
     Each step moves y from O_j to O_lambda(j) (B_{j,lambda(j)}^T).  Without
-    ``eliminate``: T_i = p_i^T y, U_ik of 000 eq. 34.  With it: T_i = -p_i^T y, then
-    y <- y + psi_i T_i (Psi_i^T): (U^-1)_ik of 000 eq. 38.  y is six numbers and the
-    arrays are indexed by body (no row view, which numba would reference-count at
-    each step).
+    ``eliminate``: T_i += p_i^T y, U_ik of 000 eq. 34.  With it: x = -p_i^T y,
+    T_i += x, then y <- y + psi_i x (Psi_i^T): ``weight`` times (U^-1)_ik of 000
+    eq. 38, the entries of ``weight`` U^-1 e_k above k (T_k itself is not written).
+    y is six numbers and the arrays are indexed by body (no row view, which numba would
+    reference-count at each step).
     """
-    y0, y1, y2, y3, y4, y5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
+    y0, y1, y2 = weight * psi[k, 0], weight * psi[k, 1], weight * psi[k, 2]
+    y3, y4, y5 = weight * psi[k, 3], weight * psi[k, 4], weight * psi[k, 5]
     j = k
     while lam[j] >= 0:
         y0 += r[j, 1] * y5 - r[j, 2] * y4                           # B_{j,lambda(j)}^T
@@ -75,7 +77,7 @@ def walk_to_base(lam, r, p, psi, k, T, column, eliminate):
         x += p[j, 4] * y4
         x += p[j, 5] * y5
         if eliminate:
-            T[j, column] = -x
+            T[j, column] -= x
             y0 += psi[j, 0] * -x                                    # Psi_j^T
             y1 += psi[j, 1] * -x
             y2 += psi[j, 2] * -x
@@ -83,7 +85,7 @@ def walk_to_base(lam, r, p, psi, k, T, column, eliminate):
             y4 += psi[j, 4] * -x
             y5 += psi[j, 5] * -x
         else:
-            T[j, column] = x
+            T[j, column] += x
 
 
 @njit_inline

@@ -23,7 +23,7 @@ work, and the power balance. On the trees: the sparsity of U on trees without mi
 joints; the constrained system (the same URDF with its ``<mimic>`` tags removed is a
 tree of independent joints, and with q_bodies = G q + b read from the URDF text
 M_r = G^T M G, tau = G^T ID(G q + b, G qd, G qdd)); the O(n) FD of a tree with mimic
-joints (the sweeps plus one solve per mimic joint) against the constrained
+joints (one O(n) solve corrected by C M^-1 C^T along the paths) against the constrained
 G^T M G qdd = tau - G^T h by Cholesky; a mimic joint whose link has no mass loads (its
 leader moves mass), and a leader that moves no mass, with its followers, is refused
 by name.
