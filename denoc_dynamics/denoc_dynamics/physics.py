@@ -15,9 +15,10 @@ drive's control cycle:
 ``passive`` is the URDF's joint physics: viscous damping ``-c qd``, Coulomb friction
 ``-f tanh(qd / v_eps)`` and the position limits as one-sided spring-damper stops.
 FD is the core's (:func:`.core.mimic.accelerations`): with mimic joints, the bodies
-move as q_b = G q + b and the sweeps add one solve per mimic joint to hold it to its
-leader, still O(n); ``method='cholesky'`` (the reference) solves G^T M G qdd = tau -
-G^T h(q_b, qd_b) with the composite-body GIM (000 eq. 22) by Cholesky.
+move as q_b = G q + b and the sweeps add a k x k system along the mimic joints'
+paths to the base to hold them to their leaders, still O(n); ``method='cholesky'``
+(the reference) solves G^T M G qdd = tau - G^T h(q_b, qd_b) with the composite-body
+GIM (000 eq. 22) by Cholesky.
 
 The loops allocate nothing: every array lives in the :class:`Buffers` of a
 :class:`Physics`, whose rows are the arrays that :class:`~.simulation.Simulation`
@@ -105,7 +106,7 @@ class Physics:
         """
         Lay out the buffers for ``robot`` (a :class:`~.core.robot.Robot`).
 
-        ``method`` ``'denoc'``: Saha's O(n) sweeps, with one more solve per mimic joint;
+        ``method`` ``'denoc'``: Saha's O(n) sweeps, once, and the mimic joints' k x k system;
         ``'cholesky'``: the (constrained) composite-body GIM and Cholesky, the O(n^3)
         reference.  ``robot.fd_algorithms`` says which one a method runs (a mimic joint
         whose body moves no mass takes the reference).
@@ -343,7 +344,7 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     Set qdd = FD(q, qd, tau (+ passive(q, qd) with ``passive``)) by Saha's O(n) sweeps.
 
     The core's one forward dynamics (:func:`.core.mimic.forward_dynamics`: 002 eqs.
-    14-19, one more solve per mimic joint), called on flat arrays: numba
+    14-19, with the mimic joints' k x k system), called on flat arrays: numba
     reference-counts every array of the tuples that a compiled call takes, so the step
     hands no named views down.  The link wrenches and the wall enter as its external
     wrenches, at the bodies' state (:mod:`.link_loads`).

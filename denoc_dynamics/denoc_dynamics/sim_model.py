@@ -88,7 +88,7 @@ class SimModel:
         dynamics = FD_DESCRIPTIONS[p.fd_method]
         mimics = robot.n_bodies - robot.n
         if mimics:
-            dynamics = (f'{dynamics} with {mimics} mimic joints, one more solve each'
+            dynamics = (f'{dynamics} with {mimics} mimic joints, one pair of sweeps'
                         if robot.fd_algorithms[p.fd_method] == FORWARD_DYNAMICS else
                         'the constrained GIM + Cholesky of the mimic joints (compiled)')
         return (f'{robot.n} joints, {p.integrator} at {p.physics_rate:g} Hz on '

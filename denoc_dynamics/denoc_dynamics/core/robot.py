@@ -403,8 +403,8 @@ class Robot(TaskSpace):
         ``method``: ``"denoc"``, Saha's O(n) three-sweep solve (002 eqs. 14-19), the
         default; ``"cholesky"``, the composite-body GIM (000 eq. 22) and a Cholesky
         factorization, O(n^3), the reference.  With mimic joints, ``"denoc"`` adds
-        one solve per mimic joint to hold it to its leader, still O(n)
-        (:func:`.mimic.accelerations`), and ``"cholesky"`` solves the constrained
+        a k x k system along the mimic joints' paths to hold them to their leaders,
+        still O(n) (:func:`.mimic.accelerations`), and ``"cholesky"`` solves the constrained
         system G^T M G qdd = tau - G^T h; so does ``"denoc"`` where a mimic joint's
         body moves no mass (the sweeps divide by its m^_k = 0).
         """

@@ -2,7 +2,7 @@
 The simulated gripper arm integrates the core's O(n) forward dynamics with mimic joints.
 
 The simulation's physics (denoc_dynamics.physics) calls the core's one forward
-dynamics for mimic joints (the sweeps and one more solve per mimic joint), its
+dynamics for mimic joints (one pair of sweeps and the mimic joints' k x k system), its
 velocity limits the same factors; ``fd_method='cholesky'`` is the reference, G^T M G
 by Cholesky.  Over 2 s of driven motion, with the drives' velocity limits and the
 stops engaged, the two runs agree to round-off, and the start-up line says which
