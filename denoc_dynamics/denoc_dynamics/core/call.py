@@ -15,8 +15,9 @@ have entries without the rates, :func:`call_configuration_vector` and
 Each algorithm's result is ``out`` (rows, n): one row for a vector (``rows`` 0 in
 :data:`ROWS` below: the caller passes a vector), n for a matrix, n + 1 for a matrix
 with a vector below it, 2 for the energies (T, V in column 0).  A new algorithm gets a
-code, a row count, a line in :func:`run_bodies`, and a line in :func:`run_mimic` if
-mimic joints need more than mapping the state to the bodies and the result back.
+code, a row count, a line in :func:`run_bodies` (in :func:`run_vector` for a vector),
+and a line in :func:`run_mimic` if mimic joints need more than mapping the state to
+the bodies and the result back.
 """
 
 import numba
@@ -27,7 +28,7 @@ from .composite_body import composite_body
 from .energy import energies
 from .forward_dynamics import cholesky, cholesky_solve, forward_dynamics
 from .forward_dynamics import forward_dynamics_cholesky
-from .frames import not_finite
+from .frames import CHECKED, MATRIX, MODEL, not_finite, STATES, VECTOR
 from .gim import inertia_matrix
 from .gravity import gravity_torques
 from .inverse_dynamics import bias_forces, inverse_dynamics
@@ -35,7 +36,7 @@ from .inverse_inertia import analytical_inverse_inertia_matrix, inverse_inertia_
 from .mimic import constrained_cholesky, project, to_bodies, to_coordinates
 from .mimic import forward_dynamics as forward_dynamics_mimic
 from .model import data_arrays, mimic_arrays, model_arrays
-from .spatial import njit
+from .spatial import njit, njit_inline
 from .udu import eliminate, udu
 
 #: The algorithms, by code.
@@ -66,17 +67,7 @@ def run(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
 def run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
     """Write ``algorithm`` at the bodies' (q, x1, x2) into out: each algorithm's kernel."""
     n = q.shape[0]
-    if algorithm == INVERSE_DYNAMICS:
-        inverse_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out[0])
-    elif algorithm == BIAS_FORCES:
-        bias_forces(reals, ints, q, x1, f_ext, workspace, out[0])
-    elif algorithm == GRAVITY:
-        gravity_torques(reals, ints, q, workspace, out[0])
-    elif algorithm == FORWARD_DYNAMICS:
-        forward_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out[0])
-    elif algorithm == FORWARD_DYNAMICS_CHOLESKY:
-        forward_dynamics_cholesky(reals, ints, q, x1, x2, f_ext, workspace, out[0])
-    elif algorithm == INERTIA_MATRIX:
+    if algorithm == INERTIA_MATRIX:
         inertia_matrix(reals, ints, q, workspace, out)
     elif algorithm == UDU:
         udu(reals, ints, q, workspace, out[:n], out[n])
@@ -88,6 +79,23 @@ def run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
         composite_body(reals, ints, q, x1, workspace, out[:n], out[n])
     elif algorithm == ENERGIES:
         energies(reals, ints, q, x1, workspace, out)
+    else:
+        run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out[0])
+
+
+@njit
+def run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
+    """Write a vector algorithm (ROWS 0) at the bodies' (q, x1, x2) into out (n,)."""
+    if algorithm == INVERSE_DYNAMICS:
+        inverse_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out)
+    elif algorithm == BIAS_FORCES:
+        bias_forces(reals, ints, q, x1, f_ext, workspace, out)
+    elif algorithm == GRAVITY:
+        gravity_torques(reals, ints, q, workspace, out)
+    elif algorithm == FORWARD_DYNAMICS:
+        forward_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out)
+    elif algorithm == FORWARD_DYNAMICS_CHOLESKY:
+        forward_dynamics_cholesky(reals, ints, q, x1, x2, f_ext, workspace, out)
 
 
 @njit
@@ -146,15 +154,21 @@ def constrained_inverse(model, M_b, out):
             out[j, k] = out[k, j]
 
 
-@numba.njit(inline='always')
-def _finite(out):
-    """Return True if every entry of out (a vector or a matrix) is finite (one test)."""
+@njit_inline
+def run_checked_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
+    """
+    Run a vector entry's algorithm, the lengths checked, into out (n,); True if finite.
+
+    Without mimic joints straight to the vector kernels (:func:`run_vector`): each
+    level of calls between an entry and its kernel costs numba's reference counts of
+    its arrays.
+    """
+    n = out.shape[0]
+    if ints.shape[1] == n:
+        run_vector(algorithm, reals, ints, q, x1, x2, None, workspace, out)
+    else:
+        run_mimic(algorithm, reals, ints, q, x1, x2, None, workspace, out.reshape((1, n)))
     return not not_finite(out)
-
-
-_READ = types.Array(types.float64, 1, 'A', readonly=True)
-_VECTOR, _MATRIX = types.float64[::1], types.float64[:, ::1]
-_ENTRY = {'cache': True, 'error_model': 'numpy'}
 
 
 def _signatures(out):
@@ -164,11 +178,11 @@ def _signatures(out):
     numba's dispatcher finds an exact match at once; any other float64 vector (read
     only, strided) converts to the second signature, which takes microseconds longer.
     """
-    return [types.boolean(types.int64, _VECTOR, types.int64[:, ::1], state, state, state,
-                          _VECTOR, out) for state in (_VECTOR, _READ)]
+    return [types.boolean(types.int64, *MODEL[:2], state, state, state, VECTOR, out)
+            for state in STATES]
 
 
-@numba.njit(_signatures(_VECTOR), **_ENTRY)
+@numba.njit(_signatures(VECTOR), **CHECKED)
 def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
     """
     :func:`run` at one state without external wrenches, out (n,); True if it is good.
@@ -179,48 +193,44 @@ def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
     n = out.shape[0]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
-    run(algorithm, reals, ints, q, x1, x2, None, workspace, out.reshape((1, n)))
-    return _finite(out)
+    return run_checked_vector(algorithm, reals, ints, q, x1, x2, workspace, out)
 
 
-@numba.njit(_signatures(_MATRIX), **_ENTRY)
+@numba.njit(_signatures(MATRIX), **CHECKED)
 def call_matrix(algorithm, reals, ints, q, x1, x2, workspace, out):
     """:func:`call_vector` for an algorithm whose result is a matrix out (rows, n)."""
     n = out.shape[1]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
     run(algorithm, reals, ints, q, x1, x2, None, workspace, out)
-    return _finite(out)
+    return not not_finite(out)
 
 
 def _configuration_signatures(out):
     """Return the signatures of an entry that takes q alone (C-ordered, then any layout)."""
-    return [types.boolean(types.int64, _VECTOR, types.int64[:, ::1], state, _VECTOR, out)
-            for state in (_VECTOR, _READ)]
+    return [types.boolean(types.int64, *MODEL[:2], state, VECTOR, out) for state in STATES]
 
 
-@numba.njit(_configuration_signatures(_VECTOR), **_ENTRY)
+@numba.njit(_configuration_signatures(VECTOR), **CHECKED)
 def call_configuration_vector(algorithm, reals, ints, q, workspace, out):
     """
     :func:`call_vector` for an algorithm of q alone (the gravity efforts), out (n,).
 
-    Two arrays fewer to pass than with the rates: numba's call costs about 0.1 us per
-    array argument, a tenth of a call at n = 7.
+    Two arrays fewer to pass than with the rates: numba's call costs about 35 ns per
+    array argument.
     """
-    n = out.shape[0]
-    if q.shape[0] != n:
+    if q.shape[0] != out.shape[0]:
         return False
-    run(algorithm, reals, ints, q, q, q, None, workspace, out.reshape((1, n)))
-    return _finite(out)
+    return run_checked_vector(algorithm, reals, ints, q, q, q, workspace, out)
 
 
-@numba.njit(_configuration_signatures(_MATRIX), **_ENTRY)
+@numba.njit(_configuration_signatures(MATRIX), **CHECKED)
 def call_configuration_matrix(algorithm, reals, ints, q, workspace, out):
     """:func:`call_configuration_vector` for a matrix out (rows, n): GIM, UDU^T, I^-1."""
     if q.shape[0] != out.shape[1]:
         return False
     run(algorithm, reals, ints, q, q, q, None, workspace, out)
-    return _finite(out)
+    return not not_finite(out)
 
 
 def entry_point(dispatcher):

@@ -20,7 +20,8 @@ pass, takes :meth:`Robot._checked_call`: the full checks and their errors
 
 A new call (a task-space quantity, a regressor) is added in three places: its kernel
 in a module of its own, taking ``(reals, ints, q, ..., workspace, out)``; a code, a
-row count in :data:`.call.ROWS` and a line in :func:`.call.run_bodies` (and in
+row count in :data:`.call.ROWS` and a line in :func:`.call.run_bodies` or
+:func:`.call.run_vector` (and in
 :func:`.call.run_mimic` if mimic joints need more than the state mapped to the bodies
 and the result brought back); and a method here that returns ``self._call(code, q,
 x1, x2)`` with the argument names in :data:`ARGUMENTS`.  It then has the checks, the
@@ -537,8 +538,11 @@ class Robot(TaskSpace):
         wrong, :meth:`_checked_call`.
         """
         data = getattr(self._local, 'data', None)
-        if (f_ext is None and data is not None and _vector(q) and _vector(x1)
-                and _vector(x2)):
+        # _vector of q, x1 and x2 written out: three Python calls fewer (0.1 us at n = 7)
+        if (f_ext is None and data is not None
+                and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1
+                and type(x1) is _ARRAY and x1.dtype is _FLOAT and x1.ndim == 1
+                and type(x2) is _ARRAY and x2.dtype is _FLOAT and x2.ndim == 1):
             rows = self._rows[algorithm]
             if rows:
                 out = np.empty((rows, self._n))
@@ -558,7 +562,7 @@ class Robot(TaskSpace):
         fewer for numba to take); otherwise :meth:`_checked_call`.
         """
         data = getattr(self._local, 'data', None)
-        if data is not None and _vector(q):
+        if data is not None and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:  # _vector
             rows = self._rows[algorithm]
             if rows:
                 out = np.empty((rows, self._n))

@@ -32,6 +32,8 @@ from .frames import frame_buffers, frame_placement, frame_placement_checked, fra
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 from .task_space_inertia import task_space_inertia_checked
 
+_ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
+
 #: ``reference=`` of the frame methods, in the order of the kernels' codes.
 REFERENCES = ('local', 'local_world_aligned', 'world')
 
@@ -179,9 +181,9 @@ class TaskSpace:
         are the n coordinates, each mimic joint's column added to its leader's times
         its multiplier (J G).  A frame on the base has J = 0.
         """
-        frames = getattr(self._local, 'frames', None)      # _fast, written out: the most
-        if frames is not None and _robot._vector(q):
-            buffer = frames.get((frame, reference))          # frequent call
+        frames = getattr(self._local, 'frames', None)      # _fast and _vector written
+        if frames is not None and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:
+            buffer = frames.get((frame, reference))          # out: the most frequent call
             if buffer is not None:
                 J = np.empty((6, self._n))
                 if not _JACOBIAN_ENTRY(self._reals, self._ints, buffer, q, J):

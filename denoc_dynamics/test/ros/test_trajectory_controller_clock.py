@@ -246,7 +246,7 @@ def test_a_controller_held_up_keeps_following_its_arm_over_dds(context):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import qos_profile_sensor_data
-    from ros_helpers import joint_state
+    from ros_helpers import joint_state, matched, wait_all
     from sensor_msgs.msg import JointState
     node = make(context)
     sender = rclpy.create_node('held_up_arm_and_replay', context=context)
@@ -270,12 +270,7 @@ def test_a_controller_held_up_keeps_following_its_arm_over_dds(context):
             else:
                 time.sleep(0.01)
     try:
-        deadline = time.monotonic() + 20.0
-        while (not (arm.get_subscription_count() and replay.get_subscription_count())
-               and time.monotonic() < deadline):
-            executor.spin_once(timeout_sec=0.05)
-        assert arm.get_subscription_count() and replay.get_subscription_count(), \
-            'the controller never matched the publishers'
+        wait_all(executor, matched(arm), matched(replay))
         publish(replaying=False, spinning=True, seconds=0.5)
         assert node.latest_state is not None, 'no state of the arm reached the controller'
         followed = node.gate.publisher
