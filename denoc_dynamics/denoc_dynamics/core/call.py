@@ -50,12 +50,14 @@ ROWS = {INVERSE_DYNAMICS: 0, FORWARD_DYNAMICS: 0, FORWARD_DYNAMICS_CHOLESKY: 0,
         ANALYTICAL_INVERSE_INERTIA: 'n', UDU: 'n+1', COMPOSITE_BODY: 'n+1', ENERGIES: 2}
 
 
-@njit
+@njit_inline
 def run(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
     """
     Write ``algorithm`` at (q, x1, x2) on the coordinates into out; ``f_ext`` None or wrenches.
 
     x1 and x2 are the algorithm's rates (qd and qdd or tau; unused ones are ignored).
+    Inlined where it is called: a level of calls costs numba's reference counts of the
+    arrays it passes.
     """
     if ints.shape[1] == q.shape[0]:
         run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)

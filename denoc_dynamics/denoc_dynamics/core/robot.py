@@ -425,7 +425,7 @@ class Robot(TaskSpace):
         With mimic joints, the same elimination on the numbers of G^T M G.
         """
         out = self._call_configuration(call.UDU, q)
-        return out[..., :-1, :], out[..., -1, :]
+        return _split_last_row(out)
 
     def articulated_inertias(self, q) -> np.ndarray:
         """
@@ -517,7 +517,7 @@ class Robot(TaskSpace):
     def composite_body(self, q, qd):
         """Return (H, b) by the composite-body method about one fixed point (paper 003)."""
         out = self._call(call.COMPOSITE_BODY, q, qd, qd)
-        return out[..., :-1, :], out[..., -1, :]
+        return _split_last_row(out)
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """Return T = qd^T I qd / 2 = sum t_i^T M_i t_i / 2, in one sweep."""
@@ -727,6 +727,13 @@ def _vector(x) -> bool:
     would type their arguments: a caller checks them with this first.
     """
     return type(x) is _ARRAY and x.dtype is _FLOAT and x.ndim == 1
+
+
+def _split_last_row(out):
+    """Return (out[..., :-1, :], out[..., -1, :]); one state's by plain slices (faster)."""
+    if out.ndim == 2:
+        return out[:-1], out[-1]
+    return out[..., :-1, :], out[..., -1, :]
 
 
 def _all_finite(x) -> bool:
