@@ -47,23 +47,26 @@ def inverse_inertia_matrix(reals, ints, q, workspace, I_inv):
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
     kinematics(model, data, q)
     articulated_bodies(model, data)
-    tree = np.empty((3, n), dtype=np.int64)     # last[k], the last child of k, slot[k]
-    slots = blocks(model.lam, tree[0], tree[1], tree[2])
-    F = np.empty((slots, n, 6))                 # eta_k, then mu_k: a wrench per e_c
-    unit_solves(model.lam, model.prismatic, data.p, data.psi, data.m_hat, data.r, F, tree[0],
-                tree[2], I_inv)
+    tree = np.empty((3, n), dtype=np.int64)     # last[k], the last child of k, block[k]
+    count = blocks(model.lam, tree[0], tree[1], tree[2])
+    F = np.empty((count + 1, 6, n))             # eta_k, then mu_k: a wrench per e_c
+    F[count] = 0.0                              # mu_0 = 0, the fixed base's twist
+    unit_solves(model.lam, data.p, data.psi, data.m_hat, data.r, F, tree[0], tree[2], I_inv)
 
 
 @njit_inline
-def blocks(lam, last, last_child, slot):
+def blocks(lam, last, last_child, block):
     """
-    Return how many (n, 6) blocks of eta_k / mu_k the sweeps need; fill last and slot.
+    Return how many (6, n) blocks of mu_k the forward sweep needs; fill last and block.
 
     The subtree of k is the columns k..last[k] (the bodies are numbered depth first).
-    Body k keeps its block in F[slot[k]], which it shares with its parent when it is
-    the parent's last child: the backward sweep reaches that child first and the
-    forward sweep last, so that the parent's block is free when the child's is written
-    over it.  A chain needs one block, a tree one per leaf.
+    Body k writes mu_k into F[block[k]] while it reads mu_lambda(k) from its parent's
+    block, which must then differ from its own (the loop over the columns is compiled
+    to vector instructions when the two cannot overlap).  The blocks come in pairs: the
+    parent's last child takes the other block of its parent's pair (the forward sweep
+    reaches that child after the parent's other children, so that the block it writes
+    over, its grandparent's, has been read by all), any other child a new pair.  A
+    chain needs one pair, a tree one per leaf.
     """
     n = lam.shape[0]
     for k in range(n):
@@ -74,50 +77,52 @@ def blocks(lam, last, last_child, slot):
         if j >= 0:
             last[j] = max(last[j], last[k])
             last_child[j] = max(last_child[j], k)
-    slots = 0
+    count = 0
     for k in range(n):
         j = lam[k]
         if j >= 0 and last_child[j] == k:
-            slot[k] = slot[j]
+            block[k] = block[j] ^ 1
         else:
-            slot[k] = slots
-            slots += 1
-    return slots
+            block[k] = count
+            count += 2
+    return count
 
 
 @njit
-def unit_solves(lam, prismatic, p, psi, m_hat, r, F, last, slot, I_inv):
+def unit_solves(lam, p, psi, m_hat, r, F, last, block, I_inv):
     """
     I_inv = I^-1 from the articulated bodies in ``data`` (002 eqs. 14-19 on every e_c).
 
-    Column c of eta_k is written once, by the child whose subtree holds c (or by e_k
-    for c = k), so the backward sweep writes the parent's block and never adds to it.
-    Both sweeps are written out in scalars over the arrays indexed by body and column,
-    with no per-body helper and no row view: numba reference-counts every array that
-    a helper takes or a view makes, at each body.  A compiled function of its own, not
-    inlined into the caller: its machine code is then the same whatever the layout of
-    the caller's q (inlined into the entry that takes q of any layout, LLVM made these
-    loops 1.5x slower at n = 200).
+    F is (blocks + 1, 6, n): component a of column c of a wrench or twist is F[b, a, c],
+    so that the loop over the columns, the same six-vector arithmetic on each, runs
+    over contiguous memory and LLVM compiles it to vector instructions; its index is
+    unsigned so that numba emits no wrap-around of negative indices, which would keep
+    LLVM from it.  The backward sweep keeps all eta in F[0]: column c of eta_k is
+    written by the one child whose subtree holds c (or by e_k for c = k), and read by
+    k in place.  The forward sweep reads mu_lambda(k) from its parent's block and
+    writes mu_k to its own (:func:`blocks`); the last block, zero, is the fixed base's.
+    p_k is taken as the six-vector [e_k; 0] or [0; e_k] (the three products by zero
+    are exact and keep the loop free of a branch).  The sweeps are written out in
+    scalars over the arrays indexed by body and column, with no per-body helper and no
+    row view: numba reference-counts every array that a helper takes or a view makes,
+    at each body.  A compiled function of its own, not inlined into the caller: its
+    machine code is then the same whatever the layout of the caller's q.
     """
     n = lam.shape[0]
     for k in range(n - 1, -1, -1):          # backward, columns k..last[k] (002 eqs. 14-17)
-        c0 = 3 if prismatic[k] else 0                   # p_k = [e_k; 0] or [0; e_k]
-        e0, e1, e2 = p[k, c0], p[k, c0 + 1], p[k, c0 + 2]
+        p0, p1, p2, p3, p4, p5 = p[k, 0], p[k, 1], p[k, 2], p[k, 3], p[k, 4], p[k, 5]
         s0, s1, s2, s3, s4, s5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
-        inverse = 1.0 / m_hat[k]
-        j, s, t = lam[k], slot[k], slot[max(lam[k], 0)]
         r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
-        for c in range(k, last[k] + 1):
-            if c == k:                                  # eta_k',k = 0: tau^ = 1 (e_k)
-                tau_hat = 1.0
-                f0 = f1 = f2 = f3 = f4 = f5 = 0.0
-            else:
-                f0, f1, f2, f3, f4, f5 = F[s, c, 0], F[s, c, 1], F[s, c, 2], \
-                    F[s, c, 3], F[s, c, 4], F[s, c, 5]
-                if c0 == 0:                                                    # 002 eq. 14
-                    tau_hat = -(e0 * f0 + e1 * f1 + e2 * f2)
-                else:
-                    tau_hat = -(e0 * f3 + e1 * f4 + e2 * f5)
+        inverse = 1.0 / m_hat[k]
+        I_inv[k, k] = inverse                   # column k: eta_k',k = 0, tau^_kk = 1 (e_k),
+        F[0, 0, k] = s0 + r1 * s5 - r2 * s4     # eta_k,k = psi_k, B^T psi_k to lambda(k)
+        F[0, 1, k] = s1 + r2 * s3 - r0 * s5
+        F[0, 2, k] = s2 + r0 * s4 - r1 * s3
+        F[0, 3, k], F[0, 4, k], F[0, 5, k] = s3, s4, s5
+        for c in range(np.uint64(k + 1), np.uint64(last[k] + 1)):
+            f0, f1, f2, f3, f4, f5 = F[0, 0, c], F[0, 1, c], F[0, 2, c], F[0, 3, c], \
+                F[0, 4, c], F[0, 5, c]
+            tau_hat = -(p0 * f0 + p1 * f1 + p2 * f2 + p3 * f3 + p4 * f4 + p5 * f5)  # eq. 14
             I_inv[k, c] = tau_hat * inverse                                    # eq. 17
             f0 += s0 * tau_hat                                                 # eq. 15
             f1 += s1 * tau_hat
@@ -125,38 +130,30 @@ def unit_solves(lam, prismatic, p, psi, m_hat, r, F, last, slot, I_inv):
             f3 += s3 * tau_hat
             f4 += s4 * tau_hat
             f5 += s5 * tau_hat
-            if j >= 0:                          # eta_lambda(k)',c = B^T eta_k,c (eq. 16)
-                F[t, c, 0] = f0 + r1 * f5 - r2 * f4
-                F[t, c, 1] = f1 + r2 * f3 - r0 * f5
-                F[t, c, 2] = f2 + r0 * f4 - r1 * f3
-                F[t, c, 3], F[t, c, 4], F[t, c, 5] = f3, f4, f5
+            F[0, 0, c] = f0 + r1 * f5 - r2 * f4   # eta_lambda(k)',c = B^T eta_k,c (eq. 16)
+            F[0, 1, c] = f1 + r2 * f3 - r0 * f5
+            F[0, 2, c] = f2 + r0 * f4 - r1 * f3
+            F[0, 3, c], F[0, 4, c], F[0, 5, c] = f3, f4, f5
+        for c in range(np.uint64(last[k] + 1), np.uint64(n)):
+            I_inv[k, c] = 0.0                   # eta_k,c = 0 off the subtree: tau^_kc = 0
     for k in range(n):                      # forward, columns c >= k (002 eqs. 18-19)
-        c0 = 3 if prismatic[k] else 0
-        e0, e1, e2 = p[k, c0], p[k, c0 + 1], p[k, c0 + 2]
+        p0, p1, p2, p3, p4, p5 = p[k, 0], p[k, 1], p[k, 2], p[k, 3], p[k, 4], p[k, 5]
         s0, s1, s2, s3, s4, s5 = psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5]
-        j, s, t = lam[k], slot[k], slot[max(lam[k], 0)]
         r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
-        for c in range(k, n):
-            x = I_inv[k, c] if c <= last[k] else 0.0   # tau^_kc / m^_k, 0 off the subtree
-            if j >= 0:                                # mu_k' = B mu_lambda(k) (eq. 18)
-                w0, w1, w2 = F[t, c, 0], F[t, c, 1], F[t, c, 2]
-                v0 = F[t, c, 3] + w1 * r2 - w2 * r1
-                v1 = F[t, c, 4] + w2 * r0 - w0 * r2
-                v2 = F[t, c, 5] + w0 * r1 - w1 * r0
-                x -= s0 * w0 + s1 * w1 + s2 * w2 + s3 * v0 + s4 * v1 + s5 * v2
-            else:
-                w0 = w1 = w2 = v0 = v1 = v2 = 0.0
+        s, t = block[k], block[lam[k]] if lam[k] >= 0 else F.shape[0] - 1
+        for c in range(np.uint64(k), np.uint64(n)):
+            w0, w1, w2 = F[t, 0, c], F[t, 1, c], F[t, 2, c]     # mu_k' = B mu_lambda(k) (eq. 18)
+            v0 = F[t, 3, c] + w1 * r2 - w2 * r1
+            v1 = F[t, 4, c] + w2 * r0 - w0 * r2
+            v2 = F[t, 5, c] + w0 * r1 - w1 * r0
+            x = I_inv[k, c] - (s0 * w0 + s1 * w1 + s2 * w2 + s3 * v0 + s4 * v1 + s5 * v2)
             I_inv[k, c] = x                                                    # eq. 19
-            if c0 == 0:                               # mu_k = mu_k' + p_k (I^-1)_kc
-                w0 += e0 * x
-                w1 += e1 * x
-                w2 += e2 * x
-            else:
-                v0 += e0 * x
-                v1 += e1 * x
-                v2 += e2 * x
-            F[s, c, 0], F[s, c, 1], F[s, c, 2] = w0, w1, w2
-            F[s, c, 3], F[s, c, 4], F[s, c, 5] = v0, v1, v2
+            F[s, 0, c] = w0 + p0 * x                    # mu_k = mu_k' + p_k (I^-1)_kc
+            F[s, 1, c] = w1 + p1 * x
+            F[s, 2, c] = w2 + p2 * x
+            F[s, 3, c] = v0 + p3 * x
+            F[s, 4, c] = v1 + p4 * x
+            F[s, 5, c] = v2 + p5 * x
     for k in range(n):
         for c in range(k):
             I_inv[k, c] = I_inv[c, k]
