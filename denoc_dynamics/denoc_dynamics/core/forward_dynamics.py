@@ -97,9 +97,9 @@ def substitute(model, data, qdd):
         else:
             for a in range(6):
                 mu[k, a] = 0.0
-        x = 0.0
-        for a in range(6):
-            x += psi[k, a] * mu[k, a]
+        x = ((psi[k, 0] * mu[k, 0] + psi[k, 1] * mu[k, 1])          # psi_k^T mu_k', in pairs:
+             + (psi[k, 2] * mu[k, 2] + psi[k, 3] * mu[k, 3])        # the sweep waits on it
+             + (psi[k, 4] * mu[k, 4] + psi[k, 5] * mu[k, 5]))
         qdd[k] = tau_hat[k] / m_hat[k] - x                          # 002 eqs. 17, 19
         c = 3 if prismatic[k] else 0
         for a in range(c, c + 3):

@@ -19,7 +19,7 @@ Featherstone's HandC does.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit, njit_inline, rigid_inertia_to_parent
+from .spatial import moved_wrench, njit, njit_inline, rigid_inertia_to_parent
 
 
 @njit
@@ -37,7 +37,7 @@ def composite_inertia_matrix(model, data, I):
 
     M~_i starts at M_i and is M_i's storage: the sweep turns M into M~ in place.  The
     walk of y = M~_i p_i is written out in scalars (p_j = [e_j; 0] or [0; e_j], B^T as
-    :func:`.spatial.move_wrench`): no per-body helper or row view, which numba would
+    :func:`.spatial.moved_wrench`): no per-body helper or row view, which numba would
     reference-count at each step.
     """
     lam, prismatic = model.lam, model.prismatic
@@ -62,9 +62,8 @@ def composite_inertia_matrix(model, data, I):
         I[i, i] = _p_dot(e, i, prismatic[i], y0, y1, y2, y3, y4, y5)
         j = i
         while lam[j] >= 0:                                          # B_{j,lambda(j)}^T y
-            y0 += r[j, 1] * y5 - r[j, 2] * y4
-            y1 += r[j, 2] * y3 - r[j, 0] * y5
-            y2 += r[j, 0] * y4 - r[j, 1] * y3
+            y0, y1, y2, y3, y4, y5 = moved_wrench(r[j, 0], r[j, 1], r[j, 2], y0, y1, y2, y3,
+                                                  y4, y5)
             j = lam[j]
             I[i, j] = I[j, i] = _p_dot(e, j, prismatic[j], y0, y1, y2, y3, y4, y5)  # eq. 22
 

@@ -63,8 +63,9 @@ def placements(lam, prismatic, R_tree, o_tree, q, bodies, R, r, O):
 
     R_i = R_lambda(i) R_tree,i J_i(q_i), O_i = O_lambda(i) + R_lambda(i) o_tree,i (plus
     q_i along z for a prismatic joint): the forward sweep of every kinematics over the
-    tree.  The loop is written out over the model's and the workspace's arrays, indexed
-    by body, with no per-body helper and no row view: numba reference-counts every
+    tree.  R_tree,i J_i stays in locals until R_i is written.  The loop is written out
+    over the model's and the workspace's arrays, indexed by body, with no per-body
+    helper and no row view: numba reference-counts every
     array that an inlined helper takes or a row view makes, at each body (measured on
     denoc_arm7: 1.2 us against 0.2 us for this sweep).
     """
@@ -77,20 +78,24 @@ def placements(lam, prismatic, R_tree, o_tree, q, bodies, R, r, O):
         else:                                      # J_i, a turn by q_i about z
             c, s = math.cos(q[i]), math.sin(q[i])
             o0, o1, o2 = o_tree[i, 0], o_tree[i, 1], o_tree[i, 2]
-        for row in range(3):                       # R_tree,i J_i(q_i)
-            x, y = R_tree[i, row, 0], R_tree[i, row, 1]
-            R[i, row, 0], R[i, row, 1], R[i, row, 2] = c * x + s * y, c * y - s * x, \
-                R_tree[i, row, 2]
+        T = R_tree                                 # X = R_tree,i J_i(q_i), in locals
+        x00, x01 = c * T[i, 0, 0] + s * T[i, 0, 1], c * T[i, 0, 1] - s * T[i, 0, 0]
+        x10, x11 = c * T[i, 1, 0] + s * T[i, 1, 1], c * T[i, 1, 1] - s * T[i, 1, 0]
+        x20, x21 = c * T[i, 2, 0] + s * T[i, 2, 1], c * T[i, 2, 1] - s * T[i, 2, 0]
+        x02, x12, x22 = T[i, 0, 2], T[i, 1, 2], T[i, 2, 2]
         j = lam[i]
         if j >= 0:                                 # R_i = R_lambda(i) R_tree,i J_i
-            for col in range(3):
-                x0, x1, x2 = R[i, 0, col], R[i, 1, col], R[i, 2, col]
-                for row in range(3):
-                    R[i, row, col] = R[j, row, 0] * x0 + R[j, row, 1] * x1 + R[j, row, 2] * x2
             for row in range(3):
-                r[i, row] = R[j, row, 0] * o0 + R[j, row, 1] * o1 + R[j, row, 2] * o2
+                y0, y1, y2 = R[j, row, 0], R[j, row, 1], R[j, row, 2]
+                R[i, row, 0] = y0 * x00 + y1 * x10 + y2 * x20
+                R[i, row, 1] = y0 * x01 + y1 * x11 + y2 * x21
+                R[i, row, 2] = y0 * x02 + y1 * x12 + y2 * x22
+                r[i, row] = y0 * o0 + y1 * o1 + y2 * o2
                 O[i, row] = O[j, row] + r[i, row]
         else:
+            R[i, 0, 0], R[i, 0, 1], R[i, 0, 2] = x00, x01, x02
+            R[i, 1, 0], R[i, 1, 1], R[i, 1, 2] = x10, x11, x12
+            R[i, 2, 0], R[i, 2, 1], R[i, 2, 2] = x20, x21, x22
             r[i, 0], r[i, 1], r[i, 2] = o0, o1, o2
             O[i, 0], O[i, 1], O[i, 2] = o0, o1, o2
 

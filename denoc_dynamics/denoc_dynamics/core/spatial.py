@@ -79,14 +79,24 @@ def twist_to_child(r, t, out):
 
 
 @njit_inline
+def moved_wrench(r0, r1, r2, n0, n1, n2, f0, f1, f2):
+    """
+    Return B^T [n; f] = [n + r x f; f], six numbers: a wrench at O_i moved to O_lambda(i).
+
+    000 eq. 18, r = r_i = O_i - O_lambda(i).  The one place the move is written: on
+    numbers, not arrays, so that the sweeps call it at each body for free (numba
+    reference-counts the arrays an inlined helper takes, at each call).
+    """
+    return (n0 + (r1 * f2 - r2 * f1), n1 + (r2 * f0 - r0 * f2), n2 + (r0 * f1 - r1 * f0),
+            f0, f1, f2)
+
+
+@njit_inline
 def wrench_to_parent(r, f, out):
     """Add B^T f = [n + r x f; f] to out: a wrench at O_i moved to O_lambda (000 eq. 18)."""
-    out[0] += f[0] + r[1] * f[5] - r[2] * f[4]
-    out[1] += f[1] + r[2] * f[3] - r[0] * f[5]
-    out[2] += f[2] + r[0] * f[4] - r[1] * f[3]
-    out[3] += f[3]
-    out[4] += f[4]
-    out[5] += f[5]
+    m = moved_wrench(r[0], r[1], r[2], f[0], f[1], f[2], f[3], f[4], f[5])
+    for a in range(6):
+        out[a] += m[a]
 
 
 @njit_inline
@@ -97,13 +107,14 @@ def pass_to_parent(r, w, i, j):
     ``r`` (n, 3) and ``w`` (n, 6) indexed here, not as row views: the backward sweeps
     call this at each body, where numba would reference-count every row view.
     """
-    f0, f1, f2, f3, f4, f5 = w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5]
-    w[j, 0] += f0 + r[i, 1] * f5 - r[i, 2] * f4
-    w[j, 1] += f1 + r[i, 2] * f3 - r[i, 0] * f5
-    w[j, 2] += f2 + r[i, 0] * f4 - r[i, 1] * f3
-    w[j, 3] += f3
-    w[j, 4] += f4
-    w[j, 5] += f5
+    m0, m1, m2, m3, m4, m5 = moved_wrench(r[i, 0], r[i, 1], r[i, 2], w[i, 0], w[i, 1],
+                                          w[i, 2], w[i, 3], w[i, 4], w[i, 5])
+    w[j, 0] += m0
+    w[j, 1] += m1
+    w[j, 2] += m2
+    w[j, 3] += m3
+    w[j, 4] += m4
+    w[j, 5] += m5
 
 
 @njit_inline
@@ -121,14 +132,16 @@ def inertia_to_parent(r, X, k, j):
          _h_plus_rd(r, X, k, 2, 0), _h_plus_rd(r, X, k, 2, 1), _h_plus_rd(r, X, k, 2, 2))
     for a in range(3):
         a1, a2 = (a + 1) % 3, (a + 2) % 3
-        for b in range(3):
+        for b in range(a, 3):                      # the symmetric blocks: upper triangle
             b1, b2 = (b + 1) % 3, (b + 2) % 3
             RHt = r[k, a1] * X[k, b, 3 + a2] - r[k, a2] * X[k, b, 3 + a1]     # (R H^T)_ab
             KR = K[3 * a + b1] * r[k, b2] - K[3 * a + b2] * r[k, b1]         # (K R)_ab
             X[j, a, b] += X[k, a, b] + RHt - KR
-            X[j, a, 3 + b] += K[3 * a + b]
-            X[j, 3 + b, a] += K[3 * a + b]
             X[j, 3 + a, 3 + b] += X[k, 3 + a, 3 + b]
+            X[j, b, a], X[j, 3 + b, 3 + a] = X[j, a, b], X[j, 3 + a, 3 + b]
+        for b in range(3):
+            X[j, a, 3 + b] += K[3 * a + b]
+            X[j, 3 + b, a] = X[j, a, 3 + b]
 
 
 @njit_inline
@@ -234,6 +247,5 @@ def body_inertia_times(M, s, out, add):
 @njit_inline
 def move_wrench(r, f):
     """Move a wrench f at O_i to O_lambda(i) in place: f <- B^T f = [n + r x f; f]."""
-    f[0] += r[1] * f[5] - r[2] * f[4]
-    f[1] += r[2] * f[3] - r[0] * f[5]
-    f[2] += r[0] * f[4] - r[1] * f[3]
+    f[0], f[1], f[2], f[3], f[4], f[5] = moved_wrench(r[0], r[1], r[2], f[0], f[1], f[2],
+                                                      f[3], f[4], f[5])

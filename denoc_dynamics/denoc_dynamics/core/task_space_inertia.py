@@ -74,7 +74,7 @@ from .frames import split_frame_workspace, STATES
 from .kinematics import kinematics
 from .mimic import constraint_columns, constraint_metric
 from .model import data_arrays, model_arrays
-from .spatial import dot, move_wrench, njit, njit_inline, p_dot
+from .spatial import dot, move_wrench, moved_wrench, njit, njit_inline, p_dot
 from .udu import articulated_bodies
 
 #: A Cholesky pivot of J I^-1 J^T at most this fraction of its diagonal entry: singular.
@@ -141,9 +141,8 @@ def _walk_wrench(lam, r, p, prismatic, psi, b, z, X, j):
         for a in range(6):
             z[a] -= psi[k, a] * X[k, j]                             # 002 eq. 15
         if lam[k] >= 0:                                             # 002 eq. 16: B^T z
-            z[0] += r[k, 1] * z[5] - r[k, 2] * z[4]
-            z[1] += r[k, 2] * z[3] - r[k, 0] * z[5]
-            z[2] += r[k, 0] * z[4] - r[k, 1] * z[3]
+            z[0], z[1], z[2], z[3], z[4], z[5] = moved_wrench(r[k, 0], r[k, 1], r[k, 2], z[0],
+                                                              z[1], z[2], z[3], z[4], z[5])
         k = lam[k]
 
 

@@ -20,7 +20,7 @@ the same branch-induced sparsity).  Every M^_k is referred to its joint origin O
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import inertia_to_parent, njit, njit_inline
+from .spatial import inertia_to_parent, moved_wrench, njit, njit_inline
 
 
 @njit
@@ -65,9 +65,8 @@ def walk_to_base(lam, r, p, psi, k, T, column, eliminate, weight):
     y3, y4, y5 = weight * psi[k, 3], weight * psi[k, 4], weight * psi[k, 5]
     j = k
     while lam[j] >= 0:
-        y0 += r[j, 1] * y5 - r[j, 2] * y4                           # B_{j,lambda(j)}^T
-        y1 += r[j, 2] * y3 - r[j, 0] * y5
-        y2 += r[j, 0] * y4 - r[j, 1] * y3
+        y0, y1, y2, y3, y4, y5 = moved_wrench(r[j, 0], r[j, 1], r[j, 2], y0, y1, y2, y3,
+                                              y4, y5)              # B_{j,lambda(j)}^T
         j = lam[j]
         x = 0.0
         x += p[j, 0] * y0
