@@ -37,10 +37,10 @@ import numpy as np
 from .core.call import FORWARD_DYNAMICS_CHOLESKY
 from .core.forward_dynamics import cholesky_solve
 from .core.kinematics import kinematics
-from .core.mimic import constrained_cholesky, forward_dynamics, place_bodies
+from .core.mimic import accelerations_at, constrained_cholesky, forward_dynamics, place_bodies
 from .core.mimic import unit_response as mimic_unit_response
 from .core.model import data_arrays, mimic_arrays, model_arrays
-from .link_loads import evaluate_loads, link_wrenches, Loads
+from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 from .stop_impact import impact_velocity
 
@@ -131,6 +131,7 @@ class Physics:
                                self.mode, self.x, self.history, self.count, self.data,
                                self.M_b, self.L, self.M_inv, self.scratch, self.report,
                                self.loads.arrays())
+        self._entry = None                  # advance's compiled entry, for these types
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
                 divergence_velocity: float):
@@ -144,12 +145,33 @@ class Physics:
                 self.buffers.loads[2] is not self.loads.planes
                 or self.buffers.loads[3] is not self.loads.contact_body):
             self.buffers = self.buffers._replace(loads=self.loads.arrays())  # changed
-        return advance(self.buffers, servo, h, integrator, steps, divergence_velocity)
+            self._entry = None
+        if self._entry is None:
+            self._entry = compiled_entry(advance, numba.typeof(self.buffers), numba.boolean,
+                                         numba.float64, numba.int64, numba.int64,
+                                         numba.float64)
+        return self._entry(self.buffers, servo, h, integrator, steps, divergence_velocity)
 
     @property
     def applied_effort(self) -> np.ndarray:
         """Return the drives' efforts of the last step taken (a copy)."""
         return self.scratch[TAU].copy()
+
+
+def compiled_entry(kernel, *types):
+    """
+    Return ``kernel``'s compiled entry point for the argument ``types`` (numba's cache).
+
+    A call through numba's dispatcher types its arguments anew each time, and a named
+    tuple has no fast path there: typing :class:`Buffers` (some twenty arrays) took
+    most of the Python side of a 10-step :func:`advance`.  The entry point of one
+    signature unboxes the arguments without typing them, and converts numbers to its
+    types (a bool, an int or a float given for a float).  Under NUMBA_DISABLE_JIT the
+    kernel itself.
+    """
+    if not hasattr(kernel, 'compile'):
+        return kernel
+    return kernel.compile(types)
 
 
 @njit
@@ -347,7 +369,9 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     14-19, with the mimic joints' k x k system), called on flat arrays: numba
     reference-counts every array of the tuples that a compiled call takes, so the step
     hands no named views down.  The link wrenches and the wall enter as its external
-    wrenches, at the bodies' state (:mod:`.link_loads`).
+    wrenches, at the bodies' state (:mod:`.link_loads`), from the one kinematics pass
+    of the stage (:func:`.core.mimic.accelerations_at`); without them, no wrench at
+    all (``None``: the kernel without the wrench terms, the same numbers, w - 0 = w).
     """
     if passive:
         passive_torques(joint, q, qd, tau_stage)
@@ -356,15 +380,16 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     else:
         for i in range(q.shape[0]):
             tau_stage[i] = tau[i]
-    f_ext = loads[5]
     if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
         nb = ints.shape[1]
+        model, data = model_arrays(reals, ints), data_arrays(workspace, nb)
         mimic = mimic_arrays(workspace, nb, nb - q.shape[0])
-        place_bodies(model_arrays(reals, ints), mimic, q, qd)      # q_b, qd_b
-        evaluate_loads(reals, ints, mimic.q_b, mimic.qd_b, loads, workspace)
+        place_bodies(model, mimic, q, qd)                          # q_b, qd_b
+        kinematics(model, data, mimic.q_b)                         # once: loads and FD
+        link_wrenches(model, data, mimic.qd_b, loads)
+        accelerations_at(model, data, mimic, tau_stage, loads[5], qdd)
     else:
-        f_ext[:] = 0.0
-    forward_dynamics(reals, ints, q, qd, tau_stage, f_ext, workspace, qdd)
+        forward_dynamics(reals, ints, q, qd, tau_stage, None, workspace, qdd)
 
 
 @njit

@@ -44,7 +44,7 @@ a Cholesky solve of S, as small as the number of mimic joints (:func:`hold_to_le
 articulated bodies, Z and S's factor, for the simulation's velocity limits.
 """
 
-from .forward_dynamics import cholesky, cholesky_solve, reduce, solve, substitute
+from .forward_dynamics import cholesky, cholesky_solve, reduce, solve, substitute, sweeps
 from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
@@ -80,9 +80,17 @@ def project(model, M_b, out):
 
 @njit
 def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
-    """Write qdd = FD(q, qd, tau) on the coordinates of a tree with mimic joints, O(n)."""
+    """
+    Write qdd = FD(q, qd, tau) on the coordinates of a tree with mimic joints, O(n).
+
+    A tree without them (q_b = q) takes the sweeps of :mod:`.forward_dynamics` as they
+    are (002 eqs. 14-19): the same numbers, without the copies to and from the bodies.
+    """
     nb = ints.shape[1]
     model, data = model_arrays(reals, ints), data_arrays(workspace, nb)
+    if nb == q.shape[0]:
+        sweeps(model, data, q, qd, tau, f_ext, qdd)
+        return
     accelerations(model, data, mimic_arrays(workspace, nb, nb - q.shape[0]), q, qd, tau,
                   f_ext, qdd)
 
