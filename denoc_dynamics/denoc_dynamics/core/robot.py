@@ -22,8 +22,9 @@ A new call (a task-space quantity, a regressor) is added in three places: its ke
 in a module of its own, taking ``(reals, ints, q, ..., workspace, out)``; a code, a
 row count in :data:`.call.ROWS` and a line in :func:`.call.run_bodies` or
 :func:`.call.run_vector` (and in :func:`.call.run_mimic` if mimic joints need more
-than the state mapped to the bodies and the result brought back); and a method here that returns ``self._call(code, q,
-x1, x2)`` with the argument names in :data:`ARGUMENTS`.  It then has the checks, the
+than the state mapped to the bodies and the result brought back); and a method here
+that returns ``self._call(code, q, x1, x2)`` with the argument names in
+:data:`ARGUMENTS`.  It then has the checks, the
 errors, batches and the one-state speed of every other call.  A result that is not
 (rows, n), such as a frame's 6 x n Jacobian, gets its own row count.
 """
