@@ -150,18 +150,13 @@ def _single(s):
 
 
 def _batch(s):
-    out = [f'## Batched FD, {s["states"]} Panda states in one call', '',
+    out = [f'## Batches of {s["states"]} Panda states in one call (FD, ID, GIM)', '',
            f'numba prange over the single-state kernel, {s.get("numba_threads")} threads '
-           f'(threading layer {s.get("numba_threading_layer")}).  Peer: a Python loop of '
-           '`pin.aba` over the same states.  Ratio = Pinocchio loop time per state / this '
-           "call's time per state (> 1: faster).", '']
-    rows = [[r['call'], _f(r['per_call_ms']), _f(r['per_state_us']),
-             _f(r.get('ratio_pin_loop_over_this'))] for r in s['rows']]
-    out.append(_table(['call', 'whole batch [ms]', 'per state [us]', 'pin loop / this'],
-                      rows))
-    if s.get('ratio'):
-        out += ['', f'pin loop / ours (denoc), repeat by repeat: quartiles '
-                f'{s["ratio"]["paired_q1"]:.2f}..{s["ratio"]["paired_q3"]:.2f}.']
+           f'(threading layer {s.get("numba_threading_layer")}).  Peers: Python loops of '
+           '`pin.aba`, `pin.rnea` and `pin.crba` over the same states.  The targets '
+           "below give Pinocchio's loop time per state / this call's (> 1: faster).", '']
+    rows = [[r['call'], _f(r['per_call_ms']), _f(r['per_state_us'])] for r in s['rows']]
+    out.append(_table(['call', 'whole batch [ms]', 'per state [us]'], rows))
     return '\n'.join(out)
 
 

@@ -38,7 +38,8 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
     OUT[s] = the ``algorithm`` at state s of (Q, X1, X2, F), for every s in parallel.
 
     ``algorithm`` is a code of :mod:`.call`; F (S, n_bodies, 6) holds the external
-    wrenches (zeros for none).
+    wrenches, or is None for none: then each state runs the kernel without wrench terms,
+    as a single state without wrenches does (the same code, the same numbers).
 
     ``threads`` is numba.get_num_threads() (called in here, it would make this
     function uncacheable).
@@ -55,4 +56,7 @@ def _block(algorithm, reals, ints, Q, X1, X2, F, OUT, start, stop):
     """States start..stop-1 of :func:`evaluate`, one after the other on one workspace."""
     data = np.empty(workspace_size(ints.shape[1], Q.shape[1]))
     for s in range(start, stop):
-        run(algorithm, reals, ints, Q[s], X1[s], X2[s], F[s], data, OUT[s])
+        if F is None:                      # numba compiles one branch for each type of F
+            run(algorithm, reals, ints, Q[s], X1[s], X2[s], None, data, OUT[s])
+        else:
+            run(algorithm, reals, ints, Q[s], X1[s], X2[s], F[s], data, OUT[s])

@@ -5,19 +5,19 @@ The one entry of every call of the core: an algorithm's code and one state.
 the bodies where the robot has mimic joints (:mod:`.mimic`), runs the algorithm's
 kernel on this state's workspace and brings the result back to the coordinates.  A
 batch runs it state after state (:mod:`.batch`), and :class:`~.robot.Robot` calls it
-for one state through :func:`call_vector` or :func:`call_matrix`: compiled for the
-argument types a user passes (float64 vectors, C-ordered or of any layout), they check
-the lengths and that the result is finite in the same compiled call, so that a call
-with good input costs one dispatch; the calls of q alone (gravity, GIM, UDU^T, I^-1)
-have entries without the rates, :func:`call_configuration_vector` and
-:func:`call_configuration_matrix`.
+for one state through :func:`call_state`: compiled for the argument types a user
+passes (float64 vectors, C-ordered or of any layout), it checks the lengths and that
+the result is finite in the same compiled call, so that a call with good input costs
+one dispatch; the calls of q alone (gravity, GIM, UDU^T, I^-1) have an entry without
+the rates, :func:`call_configuration`.
 
 Each algorithm's result is ``out`` (rows, n): one row for a vector (``rows`` 0 in
-:data:`ROWS` below: the caller passes a vector), n for a matrix, n + 1 for a matrix
-with a vector below it, 2 for the energies (T, V in column 0).  A new algorithm gets a
-code, a row count, a line in :func:`run_bodies` (in :func:`run_vector` for a vector),
-and a line in :func:`run_mimic` if mimic joints need more than mapping the state to
-the bodies and the result back.
+:data:`ROWS` below: the caller passes a vector (n,), which :func:`run` takes as it
+is), n for a matrix, n + 1 for a matrix with a vector below it, 2 for the energies (T,
+V in column 0).  A new algorithm gets a code, a row count, a line in
+:func:`run_bodies` (in :func:`run_vector` for a vector), and a line in
+:func:`run_mimic_rows` if mimic joints need more than mapping the state to the bodies
+and the result back.
 """
 
 import numba
@@ -55,9 +55,9 @@ def run(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
     """
     Write ``algorithm`` at (q, x1, x2) on the coordinates into out; ``f_ext`` None or wrenches.
 
-    x1 and x2 are the algorithm's rates (qd and qdd or tau; unused ones are ignored).
-    Inlined where it is called: a level of calls costs numba's reference counts of the
-    arrays it passes.
+    out (rows, n), or (n,) for a vector algorithm.  x1 and x2 are the algorithm's rates
+    (qd and qdd or tau; unused ones are ignored).  Inlined where it is called: a level
+    of calls costs numba's reference counts of the arrays it passes.
     """
     if ints.shape[1] == q.shape[0]:
         run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)
@@ -67,27 +67,40 @@ def run(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
 
 @njit
 def run_bodies(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
-    """Write ``algorithm`` at the bodies' (q, x1, x2) into out: each algorithm's kernel."""
-    n = q.shape[0]
-    if algorithm == INERTIA_MATRIX:
-        inertia_matrix(reals, ints, q, workspace, out)
-    elif algorithm == UDU:
-        udu(reals, ints, q, workspace, out[:n], out[n])
-    elif algorithm == INVERSE_INERTIA:
-        inverse_inertia_matrix(reals, ints, q, workspace, out)
-    elif algorithm == ANALYTICAL_INVERSE_INERTIA:
-        analytical_inverse_inertia_matrix(reals, ints, q, workspace, out)
-    elif algorithm == COMPOSITE_BODY:
-        composite_body(reals, ints, q, x1, workspace, out[:n], out[n])
-    elif algorithm == ENERGIES:
-        energies(reals, ints, q, x1, workspace, out)
+    """
+    Write ``algorithm`` at the bodies' (q, x1, x2) into out: each algorithm's kernel.
+
+    out (n,) is a vector algorithm's result, as a vector entry passes it; (rows, n)
+    any algorithm's.  numba compiles one branch of the first test for each type of out
+    (``out.ndim`` of an argument is a constant to it).
+    """
+    if out.ndim == 1:
+        run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)
     else:
-        run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out[0])
+        n = q.shape[0]
+        if algorithm == INERTIA_MATRIX:
+            inertia_matrix(reals, ints, q, workspace, out)
+        elif algorithm == UDU:
+            udu(reals, ints, q, workspace, out[:n], out[n])
+        elif algorithm == INVERSE_INERTIA:
+            inverse_inertia_matrix(reals, ints, q, workspace, out)
+        elif algorithm == ANALYTICAL_INVERSE_INERTIA:
+            analytical_inverse_inertia_matrix(reals, ints, q, workspace, out)
+        elif algorithm == COMPOSITE_BODY:
+            composite_body(reals, ints, q, x1, workspace, out[:n], out[n])
+        elif algorithm == ENERGIES:
+            energies(reals, ints, q, x1, workspace, out)
+        else:
+            run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out[0])
 
 
-@njit
+@njit_inline
 def run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
-    """Write a vector algorithm (ROWS 0) at the bodies' (q, x1, x2) into out (n,)."""
+    """
+    Write a vector algorithm (ROWS 0) at the bodies' (q, x1, x2) into out (n,).
+
+    Inlined into :func:`run_bodies`: an entry's call reaches the kernel in two calls.
+    """
     if algorithm == INVERSE_DYNAMICS:
         inverse_dynamics(reals, ints, q, x1, x2, f_ext, workspace, out)
     elif algorithm == BIAS_FORCES:
@@ -102,7 +115,21 @@ def run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
 
 @njit
 def run_mimic(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
-    """Write ``algorithm`` on the coordinates of a robot with mimic joints (:mod:`.mimic`)."""
+    """
+    Write ``algorithm`` on the coordinates of a robot with mimic joints (:mod:`.mimic`).
+
+    out (n,) or (rows, n), as :func:`run_bodies` takes it.
+    """
+    if out.ndim == 1:
+        run_mimic_rows(algorithm, reals, ints, q, x1, x2, f_ext, workspace,
+                       out.reshape((1, out.shape[0])))
+    else:
+        run_mimic_rows(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out)
+
+
+@njit
+def run_mimic_rows(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
+    """:func:`run_mimic` into out (rows, n)."""
     n, nb = q.shape[0], ints.shape[1]
     if algorithm == FORWARD_DYNAMICS:
         forward_dynamics_mimic(reals, ints, q, x1, x2, f_ext, workspace, out[0])
@@ -156,88 +183,53 @@ def constrained_inverse(model, M_b, out):
             out[j, k] = out[k, j]
 
 
-@njit_inline
-def run_checked_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
+def _signatures(*rates):
     """
-    Run a vector entry's algorithm, the lengths checked, into out (n,); True if finite.
+    Return an entry's signatures for the state's arrays q and ``rates`` (names).
 
-    Without mimic joints straight to the vector kernels (:func:`run_vector`): each
-    level of calls between an entry and its kernel costs numba's reference counts of
-    its arrays.
+    A vector out, then a matrix out; for each, C-ordered states (the usual input),
+    then states of any layout.  A call of q alone has no rates.  numba's
+    dispatcher finds an exact match at once; any other float64 vector (read only,
+    strided) converts to the any-layout signature, which takes microseconds longer.
     """
-    n = out.shape[0]
-    if ints.shape[1] == n:
-        run_vector(algorithm, reals, ints, q, x1, x2, None, workspace, out)
-    else:
-        run_mimic(algorithm, reals, ints, q, x1, x2, None, workspace, out.reshape((1, n)))
-    return not not_finite(out)
+    return [types.boolean(types.int64, *MODEL[:2], state, *(state for _ in rates), VECTOR, out)
+            for out in (VECTOR, MATRIX) for state in STATES]
 
 
-def _signatures(out):
+@numba.njit(_signatures('qd', 'qdd'), **CHECKED)
+def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
     """
-    Return the entry's signatures: C-ordered vectors (the usual input), then any layout.
-
-    numba's dispatcher finds an exact match at once; any other float64 vector (read
-    only, strided) converts to the second signature, which takes microseconds longer.
-    """
-    return [types.boolean(types.int64, *MODEL[:2], state, state, state, VECTOR, out)
-            for state in STATES]
-
-
-@numba.njit(_signatures(VECTOR), **CHECKED)
-def call_vector(algorithm, reals, ints, q, x1, x2, workspace, out):
-    """
-    :func:`run` at one state without external wrenches, out (n,); True if it is good.
+    :func:`run` at one state without external wrenches, out (n,) or (rows, n); True if good.
 
     False, with nothing else done, if q, x1 or x2 is not of length n; False after the
     run if out is not finite.  The caller's full checks then say why.
     """
-    n = out.shape[0]
-    if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
-        return False
-    return run_checked_vector(algorithm, reals, ints, q, x1, x2, workspace, out)
-
-
-@numba.njit(_signatures(MATRIX), **CHECKED)
-def call_matrix(algorithm, reals, ints, q, x1, x2, workspace, out):
-    """:func:`call_vector` for an algorithm whose result is a matrix out (rows, n)."""
-    n = out.shape[1]
+    n = out.shape[-1]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
     run(algorithm, reals, ints, q, x1, x2, None, workspace, out)
     return not not_finite(out)
 
 
-def _configuration_signatures(out):
-    """Return the signatures of an entry that takes q alone (C-ordered, then any layout)."""
-    return [types.boolean(types.int64, *MODEL[:2], state, VECTOR, out) for state in STATES]
-
-
-@numba.njit(_configuration_signatures(VECTOR), **CHECKED)
-def call_configuration_vector(algorithm, reals, ints, q, workspace, out):
+@numba.njit(_signatures(), **CHECKED)
+def call_configuration(algorithm, reals, ints, q, workspace, out):
     """
-    :func:`call_vector` for an algorithm of q alone (the gravity efforts), out (n,).
+    :func:`call_state` for an algorithm of q alone (gravity, GIM, UDU^T, I^-1, V).
 
     Two arrays fewer to pass than with the rates: numba's call costs about 35 ns per
     array argument.
     """
-    if q.shape[0] != out.shape[0]:
-        return False
-    return run_checked_vector(algorithm, reals, ints, q, q, q, workspace, out)
-
-
-@numba.njit(_configuration_signatures(MATRIX), **CHECKED)
-def call_configuration_matrix(algorithm, reals, ints, q, workspace, out):
-    """:func:`call_configuration_vector` for a matrix out (rows, n): GIM, UDU^T, I^-1."""
-    if q.shape[0] != out.shape[1]:
+    if q.shape[0] != out.shape[-1]:
         return False
     run(algorithm, reals, ints, q, q, q, None, workspace, out)
     return not not_finite(out)
 
 
-def entry_point(dispatcher):
+def entry_point(dispatcher, out=None):
     """
     Return the compiled function of ``dispatcher``'s last signature (any layout), or itself.
+
+    ``out``: the last signature whose result argument (the last) is of this type.
 
     numba's dispatch types every argument to choose a signature, a third of a call at
     n = 7; a caller that has checked the types itself (the states float64 vectors, its
@@ -247,10 +239,16 @@ def entry_point(dispatcher):
     """
     if not hasattr(dispatcher, 'get_overload'):
         return dispatcher
-    return dispatcher.get_overload(dispatcher.signatures[-1])
+    signatures = [args for args in dispatcher.signatures if out is None or args[-1] == out]
+    return dispatcher.get_overload(signatures[-1])
 
+
+#: The value types that the entries take without numba's typing: a caller that has
+#: checked ``type(x) is ARRAY and x.dtype is FLOAT and x.ndim == 1`` for each state
+#: (:func:`.robot._vector`, written out where a call's cost counts) calls them.
+ARRAY, FLOAT = np.ndarray, np.dtype(np.float64)
 
 #: The entries' compiled functions, for callers that check the types (:func:`entry_point`).
-VECTOR_ENTRY, MATRIX_ENTRY = entry_point(call_vector), entry_point(call_matrix)
-CONFIGURATION_VECTOR_ENTRY = entry_point(call_configuration_vector)
-CONFIGURATION_MATRIX_ENTRY = entry_point(call_configuration_matrix)
+VECTOR_ENTRY, MATRIX_ENTRY = entry_point(call_state, VECTOR), entry_point(call_state, MATRIX)
+CONFIGURATION_VECTOR_ENTRY = entry_point(call_configuration, VECTOR)
+CONFIGURATION_MATRIX_ENTRY = entry_point(call_configuration, MATRIX)

@@ -12,7 +12,7 @@ that no NaN or Inf ever comes out.
 Every call goes through one entry, :meth:`Robot._call`, with the algorithm's code of
 :mod:`.call` and up to three state arrays (q and its rates; unused ones are passed as
 q).  One state given as float64 vectors, without external wrenches, goes straight to
-the compiled :func:`.call.call_vector` or :func:`.call.call_matrix`, which check the
+the compiled :func:`.call.call_state`, which checks the
 lengths and the result in the same call; anything else, or a result that did not
 pass, takes :meth:`Robot._checked_call`: the full checks and their errors
 (:meth:`Robot._states`), then one state by :func:`.call.run` or a batch by
@@ -37,8 +37,9 @@ import numba
 import numpy as np
 
 from . import batch, call, payload
-from .call import call_matrix, call_vector, CONFIGURATION_MATRIX_ENTRY
-from .call import CONFIGURATION_VECTOR_ENTRY, entry_point, MATRIX_ENTRY, run, VECTOR_ENTRY
+from .call import ARRAY as _ARRAY, call_state, CONFIGURATION_MATRIX_ENTRY
+from .call import CONFIGURATION_VECTOR_ENTRY, entry_point, FLOAT as _FLOAT, MATRIX_ENTRY
+from .call import run, VECTOR_ENTRY
 from .composite_body import mass_centre_inertias
 from .gim import inertia_matrix
 from .kinematics import kinematics
@@ -71,7 +72,6 @@ ARGUMENTS = {call.INVERSE_DYNAMICS: ('q', 'qd', 'qdd'), call.BIAS_FORCES: ('q', 
 WRENCHES = (call.INVERSE_DYNAMICS, call.BIAS_FORCES, call.FORWARD_DYNAMICS,
             call.FORWARD_DYNAMICS_CHOLESKY)
 
-_ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
 
 #: Joint k moves no mass when m^_k is at most this fraction of the magnitude of the
 #: terms it is computed from (see :meth:`Robot._check_articulated_inertias`).
@@ -584,16 +584,15 @@ class Robot(TaskSpace):
             raise ValueError('this call takes no external wrenches')
         if q.ndim == 1 and f_ext is None:        # checked: the compiled call cannot fail
             out = np.empty((rows, self._n) if rows else self._n)
-            (call_matrix if rows else call_vector)(algorithm, self._reals, self._ints, q, x1,
-                                                   x2, self._data(), out)
+            call_state(algorithm, self._reals, self._ints, q, x1, x2, self._data(), out)
             return _finite(out)
         if q.ndim == 1:
             out = np.empty((max(rows, 1), self._n))
             run(algorithm, self._reals, self._ints, q, x1, x2, self._wrenches(f_ext, ()),
                 self._data(), out)
         else:
-            out = self._batch(algorithm, q, x1, x2, self._wrenches(f_ext, q.shape[:-1]),
-                              max(rows, 1))
+            wrenches = None if f_ext is None else self._wrenches(f_ext, q.shape[:-1])
+            out = self._batch(algorithm, q, x1, x2, wrenches, max(rows, 1))
         return _finite(out if rows else out[..., 0, :])
 
     # --- coordinates and bodies (mimic joints) -----------------------------------
@@ -615,11 +614,12 @@ class Robot(TaskSpace):
         return out
 
     def _batch(self, algorithm, q, x1, x2, f_ext, rows):
-        """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`)."""
+        """Run ``algorithm`` over a batch of states (:func:`.batch.evaluate`); f_ext None: none."""
         n = self._n
         shape = q.shape[:-1]
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in (q, x1, x2)]
-        f_ext = f_ext.reshape(-1, self._nb, 6)
+        if f_ext is not None:
+            f_ext = f_ext.reshape(-1, self._nb, 6)
         out = np.empty((flat[0].shape[0], rows, n))
         with batch.PARALLEL_LOCK, numba.parallel_chunksize(1):    # one block at a time
             batch.evaluate(algorithm, self.model.reals, self.model.ints, *flat, f_ext, out,
@@ -703,7 +703,7 @@ class Robot(TaskSpace):
         G_abs = np.abs(self._G)
         sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
         zero, out = np.zeros(self._n), np.empty((self._n + 1, self._n))
-        call_matrix(call.UDU, self._reals, self._ints, zero, zero, zero, self.model.data(), out)
+        call_state(call.UDU, self._reals, self._ints, zero, zero, zero, self.model.data(), out)
         d = out[-1]
         failed = np.flatnonzero(~(d > ARTICULATED_EPS * sigma))
         if failed.size:
@@ -724,7 +724,9 @@ def _vector(x) -> bool:
     Return True if ``x`` is a float64 vector, as the compiled entries take one.
 
     The entries are called without numba's dispatch (:func:`.call.entry_point`), which
-    would type their arguments: a caller checks them with this first.
+    would type their arguments: a caller checks them with this first.  Written out
+    where a call's cost counts (0.03 us a call): :meth:`Robot._call`,
+    :meth:`Robot._call_configuration` and :meth:`.TaskSpace.frame_jacobian`.
     """
     return type(x) is _ARRAY and x.dtype is _FLOAT and x.ndim == 1
 

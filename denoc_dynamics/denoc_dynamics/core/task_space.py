@@ -24,15 +24,13 @@ import numpy as np
 from . import frame_batch
 from . import robot as _robot     # its checks (robot.py imports this module first)
 from .batch import PARALLEL_LOCK
-from .call import entry_point
+from .call import ARRAY as _ARRAY, entry_point, FLOAT as _FLOAT
 from .frame_jacobian import frame_acceleration_bias, frame_acceleration_bias_checked
 from .frame_jacobian import frame_jacobian, frame_jacobian_checked
 from .frame_jacobian import frame_velocity, frame_velocity_checked
 from .frames import frame_buffers, frame_placement, frame_placement_checked, frame_workspace
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 from .task_space_inertia import task_space_inertia_checked
-
-_ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
 
 #: ``reference=`` of the frame methods, in the order of the kernels' codes.
 REFERENCES = ('local', 'local_world_aligned', 'world')

@@ -464,7 +464,7 @@ def test_start_up_check_forms_no_inertia_matrix(monkeypatch):
     monkeypatch.setattr(udu, 'udu', forbidden)
     import denoc_dynamics.core.robot as robot_module
     monkeypatch.setattr(robot_module, 'inertia_matrix', forbidden)
-    monkeypatch.setattr(robot_module, 'call_matrix', forbidden)    # the GIM, UDU^T, I^-1
+    monkeypatch.setattr(robot_module, 'call_state', forbidden)     # the GIM, UDU^T, I^-1
     assert load_urdf(bundled_urdf('denoc_arm7')).n == 7
 
 
