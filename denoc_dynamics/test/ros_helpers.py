@@ -338,7 +338,12 @@ def stamp(sec, nanosec=0):
 
 # --- nodes built in this process (their rclpy context: the ``context`` fixture of conftest.py)
 class Recorder:
-    """Stands in for a publisher: keeps what is published (``copy`` of it, if given)."""
+    """
+    Stands in for a publisher: keeps what is published (``copy`` of it, if given).
+
+    A message published serialized (the nodes' :class:`.joint_state_cdr.Serialized`
+    bytes, which know their type) is kept as the message rclpy reads from the bytes.
+    """
 
     def __init__(self, copy=None, subscribers=1):
         self.messages = []
@@ -346,6 +351,10 @@ class Recorder:
         self.subscribers = subscribers   # what get_subscription_count() answers
 
     def publish(self, msg):
+        msg_type = getattr(msg, 'msg_type', None)
+        if isinstance(msg, bytes) and msg_type is not None:
+            from rclpy.serialization import deserialize_message
+            msg = deserialize_message(msg, msg_type)
         self.messages.append(msg if self._copy is None else self._copy(msg))
 
     def get_subscription_count(self):

@@ -3,7 +3,10 @@ dynamics_node: the DeNOC dynamics of a robot as ROS 2 topics and services.
 
 Subscribes
   ``joint_states`` (sensor_msgs/JointState, sensor-data QoS with a history of 100:
-  0.1 s of states at 1 kHz, :data:`~.joint_io.STATE_QOS`): mapped by joint name;
+  0.1 s of states at 1 kHz, :data:`~.joint_io.STATE_QOS`), taken as the serialized
+  sample and read by :mod:`.joint_state_cdr` (rclpy's message conversion was half of
+  the node's time per state; a sample that cannot be read is rejected as
+  ``malformed``): mapped by joint name;
   names that are not chain joints are ignored.  A message with a chain joint
   missing or named twice, a NaN/Inf, a joint speed above ``max_velocity``, or
   position/velocity arrays whose lengths differ from the names is rejected (counted,
@@ -19,7 +22,8 @@ Subscribes
   ``robot_description`` nor the ``urdf_path`` parameter is set.
 
 Publishes (each topic while it has a subscriber: an output nobody reads costs nothing;
-the subscriber counts are kept from the publishers' matched events, :mod:`.listened`)
+the subscriber counts are kept from the publishers' matched events, :mod:`.listened`;
+the joint-space outputs are written as serialized bytes, :mod:`.joint_state_cdr`)
   ``~/joint_accelerations`` (denoc_dynamics_interfaces/JointAccelerations): for every
   accepted joint state, qdd = FD(q, qd, latest command) by Saha's O(n) sweeps
   (parameter ``fd_method``), stamped like the state.
@@ -77,6 +81,9 @@ from .joint_io import read_joint_state
 from .joint_io import Rejected
 from .joint_io import Rejections
 from .joint_io import STATE_QOS
+from .joint_state_cdr import JointStateCdrReader
+from .joint_state_cdr import JointValuesCdrWriter
+from .joint_state_cdr import read_joint_state_bytes
 from .launch_support import arm_joints
 from .listened import ListenedPublisher
 from .node_main import run_node
@@ -163,8 +170,9 @@ class DynamicsNode(Node):
         # the EventsExecutor this node runs on gives no message info (publisher GID):
         # the gate counts the topic's publishers instead
         self.gate = StateGate(self.state_rejections, logger=log)
+        self.cdr = JointStateCdrReader()
         self.state_sub = self.create_subscription(
-            JointState, 'joint_states', lambda msg: self._on_joint_state(msg, {}), STATE_QOS)
+            JointState, 'joint_states', self._on_joint_state_bytes, STATE_QOS, raw=True)
         self.create_timer(1.0, self._count_state_publishers)
         self.command_sub = self.create_subscription(
             Float64MultiArray, 'effort_commands', self._on_command, 10)
@@ -199,10 +207,9 @@ class DynamicsNode(Node):
         self.commands = commands
         self.held = HeldCommand(robot.n, self.params.command_timeout)   # the latest command
         self.latest_state = None
-        self.acc_msg = JointAccelerations(joint_names=robot.joint_names)
+        self.acc_out = JointValuesCdrWriter(JointAccelerations, robot.joint_names)
         self.inertia_msg = InertiaMatrix(joint_names=robot.joint_names)
-        self.gravity_msg = JointState(name=robot.joint_names)
-        self.bias_msg = JointState(name=robot.joint_names)
+        self.efforts_out = JointValuesCdrWriter(JointState, robot.joint_names, empty_before=2)
         self.task_space_on = self.task_space_pub is not None
         frame = self.params.task_space_frame
         if self.task_space_on and frame not in robot.frames:
@@ -235,6 +242,16 @@ class DynamicsNode(Node):
     def _count_state_publishers(self):
         if self.state_sub is not None:
             self.gate.check_graph(self.count_publishers(self.state_sub.topic_name))
+
+    def _on_joint_state_bytes(self, data):
+        """Take one serialized joint state from the topic (:mod:`.joint_state_cdr`)."""
+        try:
+            msg = read_joint_state_bytes(self.cdr, data)
+        except (RuntimeError, ValueError) as exc:   # rclpy could not read it either
+            self.state_rejections.add(Rejected('malformed', f'{len(data)}-byte sample is '
+                                               f'not a sensor_msgs/JointState: {exc}'))
+            return
+        self._on_joint_state(msg, {})
 
     def _on_joint_state(self, msg, info=None):
         """
@@ -282,18 +299,15 @@ class DynamicsNode(Node):
         self.accepted += 1
         self.latest_state = (stamp, q, qd)
         if self.acc_pub.get_subscription_count():
-            acc = self.acc_msg
-            acc.header.stamp = stamp
-            acc.acceleration = qdd.tolist()
-            self.acc_pub.publish(acc)
+            self.acc_pub.publish(self.acc_out.serialize(stamp, qdd))
         if inertia is not None:
             self.inertia_msg.header.stamp = stamp
             self.inertia_msg.data = _flat(inertia)
             self.inertia_pub.publish(self.inertia_msg)
         if gravity is not None:
-            gravity_pub.publish(self._efforts(self.gravity_msg, stamp, gravity))
+            gravity_pub.publish(self.efforts_out.serialize(stamp, gravity))
         if bias is not None:
-            bias_pub.publish(self._efforts(self.bias_msg, stamp, bias))
+            bias_pub.publish(self.efforts_out.serialize(stamp, bias))
         if observed:
             try:
                 self.external.update(stamp, q, qd, state[2])
@@ -302,13 +316,6 @@ class DynamicsNode(Node):
         if task_space is not None:
             task_space.header.stamp = stamp
             self.task_space_pub.publish(task_space)
-
-    @staticmethod
-    def _efforts(msg, stamp, values):
-        """Return the JointState ``msg`` (chain joint names) with ``values`` as its efforts."""
-        msg.header.stamp = stamp
-        msg.effort = values.tolist()
-        return msg
 
     def _log_counters(self):
         counts = (self.accepted, self.state_rejections.total, self.command_rejections.total,

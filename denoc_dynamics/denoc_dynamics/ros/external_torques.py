@@ -20,7 +20,8 @@ observer's model I qdd + C qd + g = tau + tau_ext then has no friction term to m
 A robot whose ``effort`` is the motor's torque must compensate its friction first.
 
 Publishes (for every accepted state, each topic while it has a subscriber)
-  ``~/external_torques`` (sensor_msgs/JointState): the estimate r, in ``effort``.
+  ``~/external_torques`` (sensor_msgs/JointState, chain joint names): the estimate r,
+  in ``effort`` (written as serialized bytes, :mod:`.joint_state_cdr`).
   ``~/external_wrench`` (geometry_msgs/WrenchStamped): the wrench at the origin of
   ``external_wrench_frame`` (default: the chain's last link), in the base frame's axes
   (``header.frame_id`` the base link), that explains r: tau_ext = J^T F, J the frame's
@@ -42,6 +43,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from .joint_io import Rejected
+from .joint_state_cdr import JointValuesCdrWriter
 from .listened import ListenedPublisher
 from .parameters import OBSERVER
 from ..core.momentum_observer import MomentumObserver
@@ -112,7 +114,7 @@ class ExternalTorques:
         self.thresholds = np.broadcast_to(thresholds, (robot.n,))
         self.observer = observer
         self.last_stamp = None
-        self.torques_msg = JointState(name=robot.joint_names)
+        self.torques_out = JointValuesCdrWriter(JointState, robot.joint_names, empty_before=2)
         self.wrench_msg = WrenchStamped()
         self.wrench_msg.header.frame_id = robot.chain.base_link
         self.contact_msg = Bool()
@@ -140,9 +142,7 @@ class ExternalTorques:
         r = self.observer.update(q, qd, tau, dt if dt > 0.0 else 0.0)
         pub_torques, pub_wrench, pub_contact = self.pubs
         if pub_torques.get_subscription_count():
-            self.torques_msg.header.stamp = stamp
-            self.torques_msg.effort = r.tolist()
-            pub_torques.publish(self.torques_msg)
+            pub_torques.publish(self.torques_out.serialize(stamp, r))
         if pub_wrench.get_subscription_count():
             J = self.robot.frame_jacobian(q, self.wrench_frame)
             F = wrench_from_torques(J, r, self.eps).tolist()
