@@ -69,75 +69,84 @@ class Loads:
 
 @njit_inline
 def link_wrenches(model, data, qd, loads):
-    """Set loads' f_ext (and wall forces) at the kinematics in ``data`` (module doc)."""
+    """
+    Set loads' f_ext (and wall forces) at the kinematics in ``data`` (module doc).
+
+    Written out over the arrays, indexed by body, load and plane, with no row view and
+    no per-point helper taking arrays: numba reference-counts each of those, at every
+    stage of every step (as :func:`.core.kinematics.placements` is written).
+    """
     wrench_ints, wrench_reals, planes, contact_body, contact_point, f_ext, wall_force = loads
     lam, prismatic = model.lam, model.prismatic
     R, e, O, d = data.R, data.e, data.O, data.d
-    f_ext[:] = 0.0
+    for k in range(f_ext.shape[0]):
+        for a in range(6):
+            f_ext[k, a] = 0.0
     for j in range(wrench_ints.shape[0]):
         k, b = wrench_ints[j, 0], wrench_ints[j, 1]
-        x = wrench_reals[j]
-        X = _point(R[k], O[k], x)
+        x = wrench_reals
+        X0, X1, X2 = _point(R, O, k, x[j, 0], x[j, 1], x[j, 2])
         if b >= 0:                                                # turns with body b
-            f = _rotate(R[b], x[3], x[4], x[5])
-            n = _rotate(R[b], x[6], x[7], x[8])
+            f0, f1, f2 = _rotate(R, b, x[j, 3], x[j, 4], x[j, 5])
+            n0, n1, n2 = _rotate(R, b, x[j, 6], x[j, 7], x[j, 8])
         else:
-            f, n = (x[3], x[4], x[5]), (x[6], x[7], x[8])
-        _add_wrench(f_ext[k], X, O[k], d[k], f, n)
+            f0, f1, f2, n0, n1, n2 = x[j, 3], x[j, 4], x[j, 5], x[j, 6], x[j, 7], x[j, 8]
+        _add_wrench(f_ext, O, d, k, X0, X1, X2, f0, f1, f2, n0, n1, n2)
     for i in range(contact_body.shape[0]):
         k = contact_body[i]
-        X = _point(R[k], O[k], contact_point[i])
+        X0, X1, X2 = _point(R, O, k, contact_point[i, 0], contact_point[i, 1],
+                            contact_point[i, 2])
         v0, v1, v2 = 0.0, 0.0, 0.0
         m = k
         while m >= 0:                                             # the point's velocity
             if prismatic[m]:
                 v0, v1, v2 = v0 + qd[m] * e[m, 0], v1 + qd[m] * e[m, 1], v2 + qd[m] * e[m, 2]
             else:
-                r0, r1, r2 = X[0] - O[m, 0], X[1] - O[m, 1], X[2] - O[m, 2]
+                r0, r1, r2 = X0 - O[m, 0], X1 - O[m, 1], X2 - O[m, 2]
                 v0 += qd[m] * (e[m, 1] * r2 - e[m, 2] * r1)
                 v1 += qd[m] * (e[m, 2] * r0 - e[m, 0] * r2)
                 v2 += qd[m] * (e[m, 0] * r1 - e[m, 1] * r0)
             m = lam[m]
-        F = wall_force[i]
-        F[0], F[1], F[2] = 0.0, 0.0, 0.0
+        F0, F1, F2 = 0.0, 0.0, 0.0
+        P = planes
         for j in range(planes.shape[0]):
-            P = planes[j]
-            depth = (P[0] - X[0]) * P[3] + (P[1] - X[1]) * P[4] + (P[2] - X[2]) * P[5]
+            depth = (P[j, 0] - X0) * P[j, 3] + (P[j, 1] - X1) * P[j, 4] + (P[j, 2] - X2) * P[j, 5]
             if depth > 0.0:
-                speed = v0 * P[3] + v1 * P[4] + v2 * P[5]
-                push = max(P[6] * depth - P[7] * speed, 0.0)      # one-sided
-                F[0] += push * P[3]
-                F[1] += push * P[4]
-                F[2] += push * P[5]
-        _add_wrench(f_ext[k], X, O[k], d[k], (F[0], F[1], F[2]), (0.0, 0.0, 0.0))
+                speed = v0 * P[j, 3] + v1 * P[j, 4] + v2 * P[j, 5]
+                push = max(P[j, 6] * depth - P[j, 7] * speed, 0.0)   # one-sided
+                F0 += push * P[j, 3]
+                F1 += push * P[j, 4]
+                F2 += push * P[j, 5]
+        wall_force[i, 0], wall_force[i, 1], wall_force[i, 2] = F0, F1, F2
+        _add_wrench(f_ext, O, d, k, X0, X1, X2, F0, F1, F2, 0.0, 0.0, 0.0)
 
 
 @njit_inline
-def _point(R, O, x):
-    """Return X = O + R x, a body point in the base frame."""
-    return (O[0] + R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
-            O[1] + R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
-            O[2] + R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
+def _point(R, O, k, x0, x1, x2):
+    """Return X = O_k + R_k x, a point of body k in the base frame."""
+    return (O[k, 0] + R[k, 0, 0] * x0 + R[k, 0, 1] * x1 + R[k, 0, 2] * x2,
+            O[k, 1] + R[k, 1, 0] * x0 + R[k, 1, 1] * x1 + R[k, 1, 2] * x2,
+            O[k, 2] + R[k, 2, 0] * x0 + R[k, 2, 1] * x1 + R[k, 2, 2] * x2)
 
 
 @njit_inline
-def _rotate(R, x0, x1, x2):
-    """Return R x."""
-    return (R[0, 0] * x0 + R[0, 1] * x1 + R[0, 2] * x2,
-            R[1, 0] * x0 + R[1, 1] * x1 + R[1, 2] * x2,
-            R[2, 0] * x0 + R[2, 1] * x1 + R[2, 2] * x2)
+def _rotate(R, b, x0, x1, x2):
+    """Return R_b x."""
+    return (R[b, 0, 0] * x0 + R[b, 0, 1] * x1 + R[b, 0, 2] * x2,
+            R[b, 1, 0] * x0 + R[b, 1, 1] * x1 + R[b, 1, 2] * x2,
+            R[b, 2, 0] * x0 + R[b, 2, 1] * x1 + R[b, 2, 2] * x2)
 
 
 @njit_inline
-def _add_wrench(w, X, O, d, f, n):
-    """Add force f at X and torque n to w = [moment about C = O + d; force]."""
-    r0, r1, r2 = X[0] - O[0] - d[0], X[1] - O[1] - d[1], X[2] - O[2] - d[2]
-    w[0] += n[0] + r1 * f[2] - r2 * f[1]
-    w[1] += n[1] + r2 * f[0] - r0 * f[2]
-    w[2] += n[2] + r0 * f[1] - r1 * f[0]
-    w[3] += f[0]
-    w[4] += f[1]
-    w[5] += f[2]
+def _add_wrench(w, O, d, k, X0, X1, X2, f0, f1, f2, n0, n1, n2):
+    """Add force f at X and torque n to w_k = [moment about C_k = O_k + d_k; force]."""
+    r0, r1, r2 = X0 - O[k, 0] - d[k, 0], X1 - O[k, 1] - d[k, 1], X2 - O[k, 2] - d[k, 2]
+    w[k, 0] += n0 + r1 * f2 - r2 * f1
+    w[k, 1] += n1 + r2 * f0 - r0 * f2
+    w[k, 2] += n2 + r0 * f1 - r1 * f0
+    w[k, 3] += f0
+    w[k, 4] += f1
+    w[k, 5] += f2
 
 
 @njit

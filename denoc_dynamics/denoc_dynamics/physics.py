@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from .core.call import FORWARD_DYNAMICS_CHOLESKY
-from .core.forward_dynamics import cholesky_solve
+from .core.forward_dynamics import cholesky_solve, sweeps_at
 from .core.kinematics import kinematics
 from .core.mimic import accelerations_at, constrained_cholesky, forward_dynamics, place_bodies
 from .core.mimic import unit_response as mimic_unit_response
@@ -370,8 +370,10 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     reference-counts every array of the tuples that a compiled call takes, so the step
     hands no named views down.  The link wrenches and the wall enter as its external
     wrenches, at the bodies' state (:mod:`.link_loads`), from the one kinematics pass
-    of the stage (:func:`.core.mimic.accelerations_at`); without them, no wrench at
-    all (``None``: the kernel without the wrench terms, the same numbers, w - 0 = w).
+    of the stage (:func:`.core.mimic.accelerations_at`; a tree without mimic joints,
+    whose bodies are its coordinates, :func:`.core.forward_dynamics.sweeps_at`, the
+    same numbers without the copies to and from the bodies); without them, no wrench
+    at all (``None``: the kernel without the wrench terms, the same numbers, w - 0 = w).
     """
     if passive:
         passive_torques(joint, q, qd, tau_stage)
@@ -383,6 +385,11 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     if loads[0].shape[0] > 0 or (loads[2].shape[0] > 0 and loads[3].shape[0] > 0):
         nb = ints.shape[1]
         model, data = model_arrays(reals, ints), data_arrays(workspace, nb)
+        if nb == q.shape[0]:                                       # no mimic joint: q_b = q
+            kinematics(model, data, q)                             # once: loads and FD
+            link_wrenches(model, data, qd, loads)
+            sweeps_at(model, data, qd, tau_stage, loads[5], qdd)   # 002 eqs. 14-19
+            return
         mimic = mimic_arrays(workspace, nb, nb - q.shape[0])
         place_bodies(model, mimic, q, qd)                          # q_b, qd_b
         kinematics(model, data, mimic.q_b)                         # once: loads and FD

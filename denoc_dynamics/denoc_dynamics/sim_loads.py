@@ -48,6 +48,7 @@ class SimulationLoads:
         self.topic = None          # the held topic wrench, same layout
         self.planes = np.zeros((0, PLANE_REALS))
         self.contacts = []         # (link, k, x)
+        self._timed = False        # an applied wrench has a duration (expire has work)
         self._model_A = robot.model.A
         self._workspace = robot.model.data()
 
@@ -152,6 +153,8 @@ class SimulationLoads:
     # --- time ------------------------------------------------------------------------
     def expire(self, now: float) -> float:
         """Drop the wrenches that ended by ``now``; return the time of the next end (inf)."""
+        if not self._timed and (self.topic is None or self.timeout <= 0.0):
+            return math.inf                # called per chunk: nothing ends, nothing to build
         ends = [(w[6] + w[7], w) for w in self.applied if w[7] > 0.0]
         if self.topic is not None and self.timeout > 0.0:
             ends.append((self.topic[6] + self.timeout, self.topic))
@@ -166,6 +169,7 @@ class SimulationLoads:
     def _write(self):
         """Rewrite the physics' arrays from the wrenches and the wall."""
         wrenches = self.applied + ([self.topic] if self.topic is not None else [])
+        self._timed = any(w[7] > 0.0 for w in self.applied)
         loads = self.loads
         loads.wrench_ints = np.array([(w[1], w[2]) for w in wrenches],
                                      dtype=np.int64).reshape(-1, 2)

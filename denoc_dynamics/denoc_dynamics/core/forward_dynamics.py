@@ -37,11 +37,22 @@ def forward_dynamics(reals, ints, q, qd, tau, f_ext, workspace, qdd):
 
 @njit_inline
 def sweeps(model, data, q, qd, tau, f_ext, qdd):
-    """Write qdd = FD(q, qd, tau): phi = tau - ID(q, qd, 0), then I qdd = phi (002)."""
-    phi = data.phi
+    """Write qdd = FD(q, qd, tau): the kinematics at q (000 eqs. 1-15), then :func:`sweeps_at`."""
     kinematics(model, data, q)
+    sweeps_at(model, data, qd, tau, f_ext, qdd)
+
+
+@njit_inline
+def sweeps_at(model, data, qd, tau, f_ext, qdd):
+    """
+    Write qdd = FD at the kinematics in ``data``: phi = tau - ID(q, qd, 0), I qdd = phi (002).
+
+    A caller that needs the kinematics first (the simulation's link wrenches, which
+    f_ext then carries) fills them and calls this.
+    """
+    phi = data.phi
     newton_euler(model, data, qd, None, f_ext, phi)
-    for k in range(q.shape[0]):
+    for k in range(qd.shape[0]):
         phi[k] = tau[k] - phi[k]
     articulated_bodies(model, data)
     solve(model, data, phi, qdd)
