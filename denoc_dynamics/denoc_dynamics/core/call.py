@@ -183,20 +183,20 @@ def constrained_inverse(model, M_b, out):
             out[j, k] = out[k, j]
 
 
-def _signatures(*rates):
+def _signatures(rates):
     """
-    Return an entry's signatures for the state's arrays q and ``rates`` (names).
+    Return an entry's signatures for the state's arrays: q and ``rates`` more (qd, qdd).
 
     A vector out, then a matrix out; for each, C-ordered states (the usual input),
     then states of any layout.  A call of q alone has no rates.  numba's
     dispatcher finds an exact match at once; any other float64 vector (read only,
     strided) converts to the any-layout signature, which takes microseconds longer.
     """
-    return [types.boolean(types.int64, *MODEL[:2], state, *(state for _ in rates), VECTOR, out)
+    return [types.boolean(types.int64, *MODEL[:2], *(state,) * (1 + rates), VECTOR, out)
             for out in (VECTOR, MATRIX) for state in STATES]
 
 
-@numba.njit(_signatures('qd', 'qdd'), **CHECKED)
+@numba.njit(_signatures(2), **CHECKED)
 def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
     """
     :func:`run` at one state without external wrenches, out (n,) or (rows, n); True if good.
@@ -211,7 +211,7 @@ def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
     return not not_finite(out)
 
 
-@numba.njit(_signatures(), **CHECKED)
+@numba.njit(_signatures(0), **CHECKED)
 def call_configuration(algorithm, reals, ints, q, workspace, out):
     """
     :func:`call_state` for an algorithm of q alone (gravity, GIM, UDU^T, I^-1, V).

@@ -18,6 +18,17 @@ own.  A third signal during the session raises KeyboardInterrupt, the ordinary w
 of a process that does not stop.  A node is destroyed no sooner than
 :data:`DISCOVERY_GRACE` after it was added (a signal during start-up).
 
+The process ends within :data:`SHUTDOWN_DEADLINE` of the first signal, whatever the
+middleware does.  Python runs a signal handler only in the main thread, between two
+bytecodes: a main thread held in the middleware's C++ code never runs it.  The C-level
+handler writes the signal's number to a socket (``signal.set_wakeup_fd``) at once, and a
+watchdog thread reading it starts the deadline: it wakes the executor (a spin held in
+C++ returns and sees the request), and if the process is still there at the deadline
+it prints where every thread stands (``faulthandler``) and exits with code 0 (the
+shutdown was asked for; what hung is in the middleware's teardown).  A CI run saw a
+dynamics_node that neither SIGINT nor launch's SIGTERM 5 s later ended (killed after
+15 s); the deadline is under launch's 5 s.
+
 The executor is rclpy's SingleThreadedExecutor, or its EventsExecutor (``executor=
 'events'``, rclpy.experimental, written in C++; the SingleThreadedExecutor where this
 rclpy has none), which dispatches a message in a fraction of the CPU time: the dynamics
@@ -27,8 +38,11 @@ collector's reach (``gc.freeze``): a full collection of them took 50 to 85 ms, a
 of every callback; what the callbacks allocate later is collected as usual.
 """
 
+import faulthandler
 import gc
+import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -48,6 +62,10 @@ SHUTDOWN_POLL = 0.05
 RESULT_GRACE = 1.0
 RESULT_SEND_TIME = 0.1
 
+#: Longest time [s] from the first shutdown signal to the end of the process (launch
+#: sends SIGTERM 5 s after its SIGINT, SIGKILL 10 s later).
+SHUTDOWN_DEADLINE = 4.0
+
 #: Least age [s] of a node before it is destroyed.  Destroying a node within
 #: milliseconds of its creation (a signal during start-up) crashed (SIGSEGV) or hung
 #: inside rclpy's ``Node.destroy_node`` (``destroy_when_not_in_use``, in rmw) about
@@ -58,32 +76,99 @@ DISCOVERY_GRACE = 1.0
 
 
 class ShutdownSignals:
-    """SIGINT and SIGTERM set :attr:`received` (the signal names) instead of raising."""
+    """
+    SIGINT and SIGTERM set :attr:`received` (the signal names) instead of raising.
+
+    A watchdog thread learns of each signal from the C-level handler (the wakeup
+    socket) even while the main thread is held in C++: it sets :attr:`noticed`, calls
+    :attr:`wake` (the executor's) and ends the process at ``deadline`` [s] if it is
+    still running then.
+    """
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self):
+    def __init__(self, deadline: float = SHUTDOWN_DEADLINE):
         """Install the handlers (main thread only; elsewhere signals stay as they are)."""
         self.received = []
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                signal.signal(signum, self._on_signal)
+        self.noticed = threading.Event()
+        self.deadline = deadline
+        self.wake = None
+        self._timer = None
+        self._wakeup = None
+        self._closing = threading.Lock()   # the watchdog arms, ignore() disarms: never both
+        self._closed = False
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in self.SIGNALS:
+            signal.signal(signum, self._on_signal)
+        reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        self._wakeup = (reader, writer, signal.set_wakeup_fd(writer.fileno(),
+                                                             warn_on_full_buffer=False))
+        threading.Thread(target=self._watch, args=(reader,), name='shutdown watchdog',
+                         daemon=True).start()
 
     @property
     def requested(self) -> bool:
         """Return True once a shutdown signal arrived."""
-        return bool(self.received)
+        return bool(self.received) or self.noticed.is_set()
 
     def ignore(self):
-        """Ignore further signals (main thread only): the process is finishing."""
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                signal.signal(signum, signal.SIG_IGN)
+        """Ignore further signals and stop the watchdog (main thread only): the end is near."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in self.SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+        if self._wakeup is not None:
+            reader, writer, previous = self._wakeup
+            self._wakeup = None
+            signal.set_wakeup_fd(previous)
+            writer.close()   # the watchdog's recv returns b'': it ends
+            reader.close()
+        with self._closing:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                faulthandler.cancel_dump_traceback_later()
 
     def _on_signal(self, signum, frame):
         self.received.append(signal.Signals(signum).name)
         if len(self.received) >= 3:
             raise KeyboardInterrupt(f'{len(self.received)} shutdown signals')
+
+    def _watch(self, reader):
+        """Wait for a shutdown signal's byte on the wakeup socket, then start the deadline."""
+        numbers = {int(signum) for signum in self.SIGNALS}
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            if numbers.intersection(data):
+                break
+        self.noticed.set()
+        with self._closing:
+            if self._closed:   # the session closed meanwhile
+                return
+            self._timer = threading.Timer(self.deadline, self._overdue)
+            self._timer.daemon = True
+            self._timer.start()
+            # the C-level backstop, should this thread not get the interpreter in time
+            faulthandler.dump_traceback_later(self.deadline + 1.0, exit=True)
+        wake = self.wake
+        if wake is not None:
+            try:
+                wake()
+            except Exception:   # the executor may be shut down already
+                pass
+
+    def _overdue(self):
+        print(f'shutdown: the process has not ended {self.deadline:g} s after the signal; '
+              'where each thread stands:', file=sys.stderr, flush=True)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(0)
 
 
 def make_executor(kind='single', context=None):
@@ -128,6 +213,7 @@ class RosSession:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         self.context = get_default_context()
         self.executor = make_executor(executor)
+        self.signals.wake = self.executor.wake
 
     def __enter__(self):
         return self

@@ -6,13 +6,18 @@ The installed ``dynamics_node`` spins on ``make_executor('events')``; the DDS te
 same executor dispatches, in this process and over DDS, the node's joint_states
 callback (joints mapped by name, a bad message rejected and counted) and a service.
 A closed session has ended the middleware's participant (its threads) before the
-process exits, with either executor, also for a node with an action server.
+process exits, with either executor, also for a node with an action server.  A process
+whose main thread never gets back to the spin after a signal still ends, by the
+shutdown deadline, and a closed session has put the signal wakeup back.
 """
 
 import gc
 import importlib.util
 import os
 import signal
+import subprocess
+import sys
+import threading
 import time
 
 from denoc_dynamics import load_urdf
@@ -20,6 +25,7 @@ from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
 from denoc_dynamics.ros.node_main import make_executor
 from denoc_dynamics.ros.node_main import RosSession
+from denoc_dynamics.ros.node_main import SHUTDOWN_DEADLINE
 from denoc_dynamics.ros.sim_node import SimNode
 from denoc_dynamics_interfaces.msg import JointAccelerations
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
@@ -187,3 +193,52 @@ def test_a_closed_session_has_ended_the_middleware_participant(executor, signal_
             assert node.waitables, 'the simulation action server is missing'
     left = {tid: name for tid, name in _middleware_threads().items() if tid in started}
     assert not left, f'threads of the participant left after close: {sorted(left.values())}'
+
+
+#: A process whose main thread, after the signal, never gets back to the spin (Python
+#: runs the handler inside the sleep, and the sleep goes on): as a main thread held in
+#: the middleware's C++ code, which never runs the handler at all.
+HELD = """
+import time
+from denoc_dynamics.ros.node_main import RosSession
+with RosSession(['held_test']) as session:
+    print('held', flush=True)
+    time.sleep(60.0)
+print('left the session', flush=True)
+"""
+
+
+def test_a_process_held_after_the_signal_ends_by_the_deadline():
+    proc = subprocess.Popen(
+        [sys.executable, '-c', HELD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline() == 'held\n', proc.stderr.read()
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=SHUTDOWN_DEADLINE + 30.0)
+        elapsed = time.monotonic() - start
+        out, err = proc.communicate()
+    finally:
+        proc.kill()
+    assert code == 0, err
+    assert elapsed >= SHUTDOWN_DEADLINE - 0.2, f'ended after {elapsed:.2f} s: {err}'
+    assert 'left the session' not in out
+    assert f'has not ended {SHUTDOWN_DEADLINE:g} s after the signal' in err, err
+    assert 'time.sleep' in err or 'line 6' in err, err   # where the main thread stood
+
+
+def test_a_closed_session_puts_the_signal_wakeup_back(signal_handlers):
+    previous = signal.set_wakeup_fd(-1)
+    assert previous == -1, 'a wakeup fd was set before the session'
+    with RosSession(['node_executor_test'], executor='events') as session:
+        wakeup = signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(wakeup)
+        assert wakeup != -1
+        assert any(t.name == 'shutdown watchdog' for t in threading.enumerate())
+        assert session.spin(done=lambda: True)
+    assert signal.set_wakeup_fd(-1) == -1
+    end = time.monotonic() + 5.0
+    while any(t.name == 'shutdown watchdog' for t in threading.enumerate()):
+        assert time.monotonic() < end, 'the watchdog thread is still running'
+        time.sleep(0.01)

@@ -76,10 +76,13 @@ def test_every_node_reports_and_a_flood_of_bad_messages_warns():
         # on a loaded machine the first of the 50 go to no one
         client.wait_all(matched(efforts, 2), matched(trajectories), timeout=10.0,
                         detail=proc.describe)
-        for _ in range(50):
-            efforts.publish(Float64MultiArray(data=[1.0, 2.0]))  # 2 efforts for 7 joints
-            trajectories.publish(bad_trajectory)
-            client.spin_for(0.01)
+        # in bursts of 5 (half the subscriptions' depth of 10): a node the loaded machine
+        # holds up for a moment still finds each burst in its queue
+        for _ in range(10):
+            for _ in range(5):
+                efforts.publish(Float64MultiArray(data=[1.0, 2.0]))  # 2 efforts for 7 joints
+                trajectories.publish(bad_trajectory)
+            client.spin_for(0.05)
         flooded = ('sim_node: inputs', 'dynamics_node: inputs', 'trajectory_controller: inputs')
         del arrays[:]
         assert client.spin_until(lambda: all(
@@ -88,8 +91,12 @@ def test_every_node_reports_and_a_flood_of_bad_messages_warns():
             {k: (v.level, v.message) for k, v in latest(arrays).items()}
         warned = latest(arrays)
         assert 'effort commands rejected' in warned['sim_node: inputs'].message
-        assert values(warned['sim_node: inputs'])['effort commands rejected'].startswith(
-            '50 (length: 50)'), values(warned['sim_node: inputs'])
+        # each one that reached sim_node is counted once, under its reason; a queue of 10
+        # may still drop some of the 50 when sim_node is held up for long (CI saw 34)
+        counted = values(warned['sim_node: inputs'])['effort commands rejected']
+        rejected = int(counted.split()[0])
+        assert 10 <= rejected <= 50 and counted.startswith(
+            f'{rejected} (length: {rejected})'), counted
         assert 'trajectories rejected' in warned['trajectory_controller: inputs'].message
         # the others stay OK, and the inputs go back to OK once the flood is over
         assert warned['sim_node: simulation'].level == DiagnosticStatus.OK
