@@ -14,7 +14,8 @@ the compiled step reads (:attr:`.physics.Physics.drive` and ``mode``):
   model's gravity and bias forces ``tau_ff`` evaluated once every
   :attr:`Drives.feedforward_steps` steps (a publish period) and held, as g(q) is for
   gravity-compensated effort commands; the simulation steps the compiled physics in
-  stretches between two events;
+  stretches between two events, and the compiled step evaluates ``tau_ff`` at the
+  start of the stretch where :meth:`Drives.events` says it is due;
 * the servo gains (:meth:`Drives.set_servo_gains`; the model's defaults from
   :func:`.servo.default_gains`).
 
@@ -235,22 +236,26 @@ class Drives:
 
     def events(self, steps: int):
         """
-        Put the commands due at step ``steps`` in place; return (servo, steps they stay so).
+        Put the commands due at step ``steps`` in place; return (servo, steps, feedforward).
 
         ``servo``: the drives follow joint commands (the servo path of the compiled
-        step), else the effort commands alone (the effort path).
+        step), else the effort commands alone (the effort path); ``steps``: the steps
+        they stay so; ``feedforward``: ``tau_ff`` is due now, and the compiled step
+        sets it to the bias forces ID(q, qd, 0) at the stretch's start
+        (:func:`.physics.bias_feedforward`).
         """
         if self.joint_commanded:
-            return True, self._servo_events(steps)
-        return False, self._effort_events(steps)
+            return (True,) + self._servo_events(steps)
+        return False, self._effort_events(steps), False
 
-    def _servo_events(self, steps) -> int:
+    def _servo_events(self, steps):
         """
-        Handle the joint command's events due now; return the steps until the next one.
+        Handle the joint command's events due now; return (steps until the next one, feedforward).
 
         The joint command expires (:meth:`_hold_position`) once older than
-        ``joint_command_timeout``; the gravity and bias forces ``tau_ff`` are evaluated
-        every :attr:`feedforward_steps` steps and held in between.
+        ``joint_command_timeout``; the gravity and bias forces ``tau_ff`` are due every
+        :attr:`feedforward_steps` steps (``feedforward`` True: the compiled step
+        evaluates them at the stretch's start) and held in between.
         """
         model = self.model
         timeout = model.params.joint_command_timeout
@@ -264,14 +269,13 @@ class Drives:
                 self._joint_command_expired = True
             else:
                 steps_left = expiry - steps
-        if steps >= self._feedforward_due:
-            n = model.n
-            self.tau_ff[:] = model.robot.bias_forces(self.x[:n], self.x[n:])
+        feedforward = steps >= self._feedforward_due
+        if feedforward:
             if self.gravity_compensated:   # the effort-mode joints: command + g(q)
                 effort = self.mode == EFFORT
                 self.tau_cmd[effort] = self._with_gravity(self._tau_cmd_raw)[effort]
             self._feedforward_due = steps + self.feedforward_steps
-        return min(steps_left, self._feedforward_due - steps)
+        return min(steps_left, self._feedforward_due - steps), feedforward
 
     def _shared_effort_events(self, steps) -> int:
         """

@@ -34,7 +34,7 @@ import math
 import numba
 import numpy as np
 
-from .core.call import FORWARD_DYNAMICS_CHOLESKY
+from .core.call import BIAS_FORCES, FORWARD_DYNAMICS_CHOLESKY, run
 from .core.forward_dynamics import cholesky_solve, sweeps_at
 from .core.kinematics import kinematics
 from .core.mimic import accelerations_at, constrained_cholesky, forward_dynamics, place_bodies
@@ -134,12 +134,18 @@ class Physics:
         self._entry = None                  # advance's compiled entry, for these types
 
     def advance(self, steps: int, servo: bool, h: float, integrator: int,
-                divergence_velocity: float):
-        """Take up to ``steps`` steps; return (steps taken, status, failed speed)."""
-        done, status = self._run(steps, servo, h, integrator, divergence_velocity)
+                divergence_velocity: float, feedforward: bool = False):
+        """
+        Take up to ``steps`` steps; return (steps taken, status, failed speed).
+
+        ``feedforward``: first set the servos' held ``TAU_FF`` row to the bias forces
+        ID(q, qd, 0) at the current state, as ``robot.bias_forces`` gives them.
+        """
+        done, status = self._run(steps, servo, h, integrator, divergence_velocity,
+                                 feedforward)
         return done, status, self.report[0]
 
-    def _run(self, steps, servo, h, integrator, divergence_velocity):
+    def _run(self, steps, servo, h, integrator, divergence_velocity, feedforward):
         """Call the compiled :func:`advance`; return (steps taken, status)."""
         if self.buffers.loads[0] is not self.loads.wrench_ints or (
                 self.buffers.loads[2] is not self.loads.planes
@@ -149,8 +155,9 @@ class Physics:
         if self._entry is None:
             self._entry = compiled_entry(advance, numba.typeof(self.buffers), numba.boolean,
                                          numba.float64, numba.int64, numba.int64,
-                                         numba.float64)
-        return self._entry(self.buffers, servo, h, integrator, steps, divergence_velocity)
+                                         numba.float64, numba.boolean)
+        return self._entry(self.buffers, servo, h, integrator, steps, divergence_velocity,
+                           feedforward)
 
     @property
     def applied_effort(self) -> np.ndarray:
@@ -175,10 +182,12 @@ def compiled_entry(kernel, *types):
 
 
 @njit
-def advance(dyn, servo, h, integrator, steps, divergence_velocity):
+def advance(dyn, servo, h, integrator, steps, divergence_velocity, feedforward):
     """
     Advance x = [q; qd] of the :class:`Buffers` ``dyn`` by up to ``steps`` steps.
 
+    With ``feedforward``, first the servos' held feedforward: ``drive[TAU_FF]`` =
+    ID(q, qd, 0) at the stretch's start (:func:`bias_feedforward`).
     Return (steps taken, status).  A step whose new state is not finite, or has a
     joint speed above ``divergence_velocity``, is not taken: x keeps the last good
     state, ``report[0]`` the failed speed, and the status says :data:`NON_FINITE` or
@@ -189,6 +198,8 @@ def advance(dyn, servo, h, integrator, steps, divergence_velocity):
     n = x.shape[0] // 2
     q, qd = x[:n], x[n:]
     tau, active, q_new, qd_new = scratch[TAU], scratch[ACTIVE], scratch[Q_NEW], scratch[QD_NEW]
+    if feedforward:
+        bias_feedforward(dyn, q, qd)
     for step in range(steps):
         if stop_impacts(dyn, q, qd, h) and integrator == AB4:
             count[0] = 0                                           # AB4 starts afresh
@@ -212,6 +223,18 @@ def advance(dyn, servo, h, integrator, steps, divergence_velocity):
         q[:] = q_new
         qd[:] = qd_new
     return steps, RUNNING
+
+
+@njit
+def bias_feedforward(dyn, q, qd):
+    """
+    Set ``drive[TAU_FF]`` = ID(q, qd, 0), the servos' gravity and bias forces (000 eqs. 10-18).
+
+    The core's one entry (:func:`.core.call.run`, as ``robot.bias_forces`` reaches it)
+    on the step's workspace, which every stage fills anew: the numbers of
+    ``robot.bias_forces(q, qd)``, without a return to Python per publish period.
+    """
+    run(BIAS_FORCES, dyn.reals, dyn.ints, q, qd, qd, None, dyn.data, dyn.drive[TAU_FF])
 
 
 @njit

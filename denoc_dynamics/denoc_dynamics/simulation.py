@@ -189,13 +189,14 @@ class Simulation:
                 self.steps += steps - done
                 self.applied_effort = self._zero
                 return steps
-            servo, stretch = self.drives.events(self.steps)
+            servo, stretch, feedforward = self.drives.events(self.steps)
             end = self.loads.expire(self.t)
             if end < math.inf:               # up to the next end of a wrench
                 stretch = min(stretch, math.ceil((end - self.t) / self.h - 1e-9))
             stretch = max(1, int(min(stretch, steps - done)))
             taken, status, speed = self._physics.advance(
-                stretch, servo, self.h, self.model.integrator, self.params.divergence_velocity)
+                stretch, servo, self.h, self.model.integrator, self.params.divergence_velocity,
+                feedforward)
             self.steps += taken
             done += taken
             if taken:

@@ -14,7 +14,7 @@ from denoc_dynamics.physics import (AB4, adams_bashforth, beyond_limits, DIVERGE
                                     drive_efforts, DRIVE_PASSES, driving,
                                     hold_velocity_limits, LOWER, NON_FINITE, passive_torques,
                                     Physics, push_history, RUNNING, SEMI_IMPLICIT_EULER, TAU,
-                                    UPPER, VELOCITY_LIMIT)
+                                    TAU_FF, UPPER, VELOCITY_LIMIT)
 from denoc_dynamics.stop_impact import impact_velocity
 import numpy as np
 
@@ -34,9 +34,11 @@ class ReferencePhysics(Physics):
         passive_torques(self.joint, q, qd, passive)
         return self.robot.forward_dynamics(q, qd, tau + passive, self.method)
 
-    def _run(self, steps, servo, h, integrator, divergence_velocity):
+    def _run(self, steps, servo, h, integrator, divergence_velocity, feedforward):
         """Take up to ``steps`` steps, as :func:`denoc_dynamics.physics.advance` does."""
         n = len(self.mode)
+        if feedforward:                    # the servos' held bias forces, at the start
+            self.drive[TAU_FF] = self.robot.bias_forces(self.x[:n], self.x[n:])
         for step in range(steps):
             q, qd = self.x[:n].copy(), self.x[n:].copy()
             tau = self.scratch[TAU]

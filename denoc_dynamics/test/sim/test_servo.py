@@ -74,6 +74,31 @@ def test_a_joint_command_holds_the_pose_against_gravity(robot):
     assert not sim.drives.joint_commanded and np.all(sim.applied_effort == 0.0)
 
 
+@pytest.mark.parametrize('urdf', ['denoc_arm7', 'denoc_arm7_gripper'])
+def test_the_held_feedforward_is_robot_bias_forces_to_the_bit(urdf):
+    """The compiled step's tau_ff (physics.bias_feedforward): robot.bias_forces at its start."""
+    from denoc_dynamics import physics
+    arm = load_urdf(bundled_urdf(urdf))
+    q0 = np.zeros(arm.n)
+    q0[:7] = Q0
+    sim = Simulation(arm, initial_positions=q0, start_mode='running')
+    sim.drives.feedforward_steps = 4
+    q_ref = q0.copy()
+    q_ref[:7] += 0.05                                  # the arm moves: tau_ff changes
+    sim.set_joint_command(np.arange(arm.n), [POSITION] * arm.n, np.zeros(arm.n), q_ref,
+                          np.zeros(arm.n))
+    tau_ff = sim._physics.drive[physics.TAU_FF]
+    for steps in (4, 1, 3, 4, 4):                      # each a stretch that starts with tau_ff due
+        start, q, qd = sim.steps, sim.q, sim.qd
+        before = tau_ff.copy()
+        sim.advance(steps)
+        if start % 4 == 0:
+            assert np.array_equal(tau_ff, arm.bias_forces(q, qd))
+        else:                                          # held between two evaluations
+            assert np.array_equal(tau_ff, before)
+    assert sim.failure is None and np.all(sim.qd[:7] != 0.0)
+
+
 @pytest.mark.parametrize('args, error', [
     (([0], [POSITION], [0.0], [9.0], [0.0]), CommandOutOfRange),     # beyond the limit
     (([0], [POSITION], [0.0], [np.nan], [0.0]), ValueError),
