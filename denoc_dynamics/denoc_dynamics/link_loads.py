@@ -84,13 +84,13 @@ def link_wrenches(model, data, qd, loads):
             f_ext[k, a] = 0.0
     for j in range(wrench_ints.shape[0]):
         k, b = wrench_ints[j, 0], wrench_ints[j, 1]
-        x = wrench_reals
-        X0, X1, X2 = _point(R, O, k, x[j, 0], x[j, 1], x[j, 2])
+        X0, X1, X2 = _point(R, O, k, wrench_reals[j, 0], wrench_reals[j, 1],
+                            wrench_reals[j, 2])
+        f0, f1, f2 = wrench_reals[j, 3], wrench_reals[j, 4], wrench_reals[j, 5]
+        n0, n1, n2 = wrench_reals[j, 6], wrench_reals[j, 7], wrench_reals[j, 8]
         if b >= 0:                                                # turns with body b
-            f0, f1, f2 = _rotate(R, b, x[j, 3], x[j, 4], x[j, 5])
-            n0, n1, n2 = _rotate(R, b, x[j, 6], x[j, 7], x[j, 8])
-        else:
-            f0, f1, f2, n0, n1, n2 = x[j, 3], x[j, 4], x[j, 5], x[j, 6], x[j, 7], x[j, 8]
+            f0, f1, f2 = _rotate(R, b, f0, f1, f2)
+            n0, n1, n2 = _rotate(R, b, n0, n1, n2)
         _add_wrench(f_ext, O, d, k, X0, X1, X2, f0, f1, f2, n0, n1, n2)
     for i in range(contact_body.shape[0]):
         k = contact_body[i]
@@ -108,15 +108,15 @@ def link_wrenches(model, data, qd, loads):
                 v2 += qd[m] * (e[m, 0] * r1 - e[m, 1] * r0)
             m = lam[m]
         F0, F1, F2 = 0.0, 0.0, 0.0
-        P = planes
-        for j in range(planes.shape[0]):
-            depth = (P[j, 0] - X0) * P[j, 3] + (P[j, 1] - X1) * P[j, 4] + (P[j, 2] - X2) * P[j, 5]
+        for j in range(planes.shape[0]):           # a point (0-2), the normal (3-5), k, c
+            depth = ((planes[j, 0] - X0) * planes[j, 3] + (planes[j, 1] - X1) * planes[j, 4]
+                     + (planes[j, 2] - X2) * planes[j, 5])
             if depth > 0.0:
-                speed = v0 * P[j, 3] + v1 * P[j, 4] + v2 * P[j, 5]
-                push = max(P[j, 6] * depth - P[j, 7] * speed, 0.0)   # one-sided
-                F0 += push * P[j, 3]
-                F1 += push * P[j, 4]
-                F2 += push * P[j, 5]
+                speed = v0 * planes[j, 3] + v1 * planes[j, 4] + v2 * planes[j, 5]
+                push = max(planes[j, 6] * depth - planes[j, 7] * speed, 0.0)   # one-sided
+                F0 += push * planes[j, 3]
+                F1 += push * planes[j, 4]
+                F2 += push * planes[j, 5]
         wall_force[i, 0], wall_force[i, 1], wall_force[i, 2] = F0, F1, F2
         _add_wrench(f_ext, O, d, k, X0, X1, X2, F0, F1, F2, 0.0, 0.0, 0.0)
 

@@ -71,12 +71,11 @@ def newton_euler(model, data, qd, qdd, f_ext, tau):
         w[i, 4] = w2 * f0 - w0 * f2 + (mass * l1 - h2 * a0 + h0 * a2)
         w[i, 5] = w0 * f1 - w1 * f0 + (mass * l2 - h0 * a1 + h1 * a0)
         if f_ext is not None:                                      # indexed, no row view
-            f = f_ext
-            w[i, 0] -= f[i, 0] + d[i, 1] * f[i, 5] - d[i, 2] * f[i, 4]   # moment about O_i
-            w[i, 1] -= f[i, 1] + d[i, 2] * f[i, 3] - d[i, 0] * f[i, 5]
-            w[i, 2] -= f[i, 2] + d[i, 0] * f[i, 4] - d[i, 1] * f[i, 3]
+            w[i, 0] -= f_ext[i, 0] + d[i, 1] * f_ext[i, 5] - d[i, 2] * f_ext[i, 4]   # about O_i
+            w[i, 1] -= f_ext[i, 1] + d[i, 2] * f_ext[i, 3] - d[i, 0] * f_ext[i, 5]
+            w[i, 2] -= f_ext[i, 2] + d[i, 0] * f_ext[i, 4] - d[i, 1] * f_ext[i, 3]
             for k in range(3, 6):
-                w[i, k] -= f[i, k]
+                w[i, k] -= f_ext[i, k]
     project_to_joints(lam, prismatic, r, p, w, tau)
 
 

@@ -27,7 +27,11 @@ C++ returns and sees the request), and if the process is still there at the dead
 it prints where every thread stands (``faulthandler``) and exits with code 0 (the
 shutdown was asked for; what hung is in the middleware's teardown).  A CI run saw a
 dynamics_node that neither SIGINT nor launch's SIGTERM 5 s later ended (killed after
-15 s); the deadline is under launch's 5 s.
+15 s); the deadline is under launch's 5 s.  The two signals are blocked in the main
+thread once the watchdog runs, so every thread started later (the middleware's
+receive and event threads, numba's) inherits them blocked: the kernel delivers them
+to the watchdog (or a thread started before the session), never in the middle of a
+middleware thread's system call; Python still runs the handler in the main thread.
 
 The executor is rclpy's SingleThreadedExecutor, or its EventsExecutor (``executor=
 'events'``, rclpy.experimental, written in C++; the SingleThreadedExecutor where this
@@ -107,6 +111,9 @@ class ShutdownSignals:
                                                              warn_on_full_buffer=False))
         threading.Thread(target=self._watch, args=(reader,), name='shutdown watchdog',
                          daemon=True).start()
+        # the threads started from here on (the middleware's, numba's) inherit the signals
+        # blocked: they reach the watchdog, never a middleware thread in a system call
+        signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)
 
     @property
     def requested(self) -> bool:
@@ -119,6 +126,7 @@ class ShutdownSignals:
             return
         for signum in self.SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, self.SIGNALS)
         if self._wakeup is not None:
             reader, writer, previous = self._wakeup
             self._wakeup = None
