@@ -383,7 +383,7 @@ def accelerations(dyn, q, qd, tau, tau_stage, qdd):
               tau_stage, qdd)
 
 
-@njit_inline
+@njit
 def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, qdd):
     """
     Set qdd = FD(q, qd, tau (+ passive(q, qd) with ``passive``)) by Saha's O(n) sweeps.
@@ -391,10 +391,8 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     The core's one forward dynamics (:func:`.core.mimic.forward_dynamics`: 002 eqs.
     14-19, with the mimic joints' k x k system), called on flat arrays: numba
     reference-counts every array of the tuples that a compiled call takes, so the step
-    hands no named views down; inlined into the stages (a call of its eleven arrays,
-    the loads' tuple among them, cost 150 ns of a 2.2 us stage on denoc_arm7).  The
-    link wrenches and the wall enter as its external wrenches, at the bodies' state
-    (:mod:`.link_loads`), from the one kinematics pass
+    hands no named views down.  The link wrenches and the wall enter as its external
+    wrenches, at the bodies' state (:mod:`.link_loads`), from the one kinematics pass
     of the stage (:func:`.core.mimic.accelerations_at`; a tree without mimic joints,
     whose bodies are its coordinates, :func:`.core.forward_dynamics.sweeps_at`, the
     same numbers without the copies to and from the bodies); without them, no wrench
