@@ -134,27 +134,44 @@ def extended_masses(R, m, I_body, bodies, d, M):
     """
     Fill M_i = [[R_i I_O,i R_i^T, [h_i x]], [-[h_i x], m_i 1]], h_i = m_i d_i (000 eq. 15).
 
-    For each body i of ``bodies``, its R_i and d_i filled (:func:`axes`).
+    For each body i of ``bodies``, its R_i and d_i filled (:func:`axes`).  R_i and the
+    six numbers of the symmetric I_O,i are read into locals once, X = R_i I_O,i and
+    the upper triangle of X R_i^T are written out, and M_i is stored row by row, both
+    triangles: the same products in the same order as a loop over rows and columns,
+    without its index arithmetic (74 ns of 509 for the kinematics of the Panda).
     """
     for i in bodies:
         mass = m[i]
         h0, h1, h2 = mass * d[i, 0], mass * d[i, 1], mass * d[i, 2]     # h_i = m_i d_i
-        for row in range(3):                       # I_O in base components: R I R^T
-            x0 = (R[i, row, 0] * I_body[i, 0, 0] + R[i, row, 1] * I_body[i, 1, 0]
-                  + R[i, row, 2] * I_body[i, 2, 0])
-            x1 = (R[i, row, 0] * I_body[i, 0, 1] + R[i, row, 1] * I_body[i, 1, 1]
-                  + R[i, row, 2] * I_body[i, 2, 1])
-            x2 = (R[i, row, 0] * I_body[i, 0, 2] + R[i, row, 1] * I_body[i, 1, 2]
-                  + R[i, row, 2] * I_body[i, 2, 2])
-            for col in range(row, 3):
-                M[i, row, col] = M[i, col, row] = (x0 * R[i, col, 0] + x1 * R[i, col, 1]
-                                                   + x2 * R[i, col, 2])
-        for row in range(3):
-            for col in range(3):
-                M[i, 3 + row, 3 + col] = mass if row == col else 0.0
-        M[i, 0, 3], M[i, 0, 4], M[i, 0, 5] = 0.0, -h2, h1       # [h x]
+        a00, a01, a02 = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+        a10, a11, a12 = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+        a20, a21, a22 = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
+        i00, i01, i02 = I_body[i, 0, 0], I_body[i, 0, 1], I_body[i, 0, 2]
+        i11, i12, i22 = I_body[i, 1, 1], I_body[i, 1, 2], I_body[i, 2, 2]
+        x00 = a00 * i00 + a01 * i01 + a02 * i02                    # X = R I_O
+        x01 = a00 * i01 + a01 * i11 + a02 * i12
+        x02 = a00 * i02 + a01 * i12 + a02 * i22
+        x10 = a10 * i00 + a11 * i01 + a12 * i02
+        x11 = a10 * i01 + a11 * i11 + a12 * i12
+        x12 = a10 * i02 + a11 * i12 + a12 * i22
+        x20 = a20 * i00 + a21 * i01 + a22 * i02
+        x21 = a20 * i01 + a21 * i11 + a22 * i12
+        x22 = a20 * i02 + a21 * i12 + a22 * i22
+        c00 = x00 * a00 + x01 * a01 + x02 * a02                    # R I_O R^T, upper
+        c01 = x00 * a10 + x01 * a11 + x02 * a12
+        c02 = x00 * a20 + x01 * a21 + x02 * a22
+        c11 = x10 * a10 + x11 * a11 + x12 * a12
+        c12 = x10 * a20 + x11 * a21 + x12 * a22
+        c22 = x20 * a20 + x21 * a21 + x22 * a22
+        M[i, 0, 0], M[i, 0, 1], M[i, 0, 2] = c00, c01, c02         # [R I_O R^T, [h x]]
+        M[i, 0, 3], M[i, 0, 4], M[i, 0, 5] = 0.0, -h2, h1
+        M[i, 1, 0], M[i, 1, 1], M[i, 1, 2] = c01, c11, c12
         M[i, 1, 3], M[i, 1, 4], M[i, 1, 5] = h2, 0.0, -h0
+        M[i, 2, 0], M[i, 2, 1], M[i, 2, 2] = c02, c12, c22
         M[i, 2, 3], M[i, 2, 4], M[i, 2, 5] = -h1, h0, 0.0
-        for row in range(3):
-            for col in range(3):
-                M[i, 3 + col, row] = M[i, row, 3 + col]      # -[h x] = [h x]^T
+        M[i, 3, 0], M[i, 3, 1], M[i, 3, 2] = 0.0, h2, -h1          # [-[h x], m 1]
+        M[i, 3, 3], M[i, 3, 4], M[i, 3, 5] = mass, 0.0, 0.0
+        M[i, 4, 0], M[i, 4, 1], M[i, 4, 2] = -h2, 0.0, h0
+        M[i, 4, 3], M[i, 4, 4], M[i, 4, 5] = 0.0, mass, 0.0
+        M[i, 5, 0], M[i, 5, 1], M[i, 5, 2] = h1, -h0, 0.0
+        M[i, 5, 3], M[i, 5, 4], M[i, 5, 5] = 0.0, 0.0, mass
