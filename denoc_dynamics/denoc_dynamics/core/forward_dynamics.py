@@ -74,7 +74,15 @@ def solve(model, data, phi, qdd):
 
 @njit_inline
 def reduce(model, data, phi):
-    """Write tau^ = U^-1 phi into data.tau_hat: the backward sweep (002 eqs. 14-16)."""
+    """
+    Write tau^ = U^-1 phi into data.tau_hat: the backward sweep (002 eqs. 14-16).
+
+    eta_k is read once (what the children passed down), held in locals while tau^_k
+    and psi_k tau^_k are added, and stored once before it is passed to the parent: a
+    store and a load of each component less on the sweep's chain (this sweep and
+    :func:`substitute`, written so, 229 against 306 ns on the Panda, the same numbers
+    to the bit).
+    """
     lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
     r, p, psi, eta, tau_hat = data.r, data.p, data.psi, data.eta, data.tau_hat
@@ -82,18 +90,30 @@ def reduce(model, data, phi):
         for a in range(6):
             eta[k, a] = 0.0
     for k in range(n - 1, -1, -1):
-        c = 3 if prismatic[k] else 0                                # p_k = [e_k; 0] or [0; e_k]
-        tau_hat[k] = phi[k] - (p[k, c] * eta[k, c] + p[k, c + 1] * eta[k, c + 1]
-                               + p[k, c + 2] * eta[k, c + 2])       # 002 eq. 14
-        for a in range(6):
-            eta[k, a] += psi[k, a] * tau_hat[k]                     # 002 eq. 15
+        eta0, eta1, eta2 = eta[k, 0], eta[k, 1], eta[k, 2]          # eta_k' of the children
+        eta3, eta4, eta5 = eta[k, 3], eta[k, 4], eta[k, 5]
+        if prismatic[k]:                                            # p_k = [0; e_k]
+            tau_hat_k = phi[k] - (p[k, 3] * eta3 + p[k, 4] * eta4 + p[k, 5] * eta5)
+        else:                                                       # p_k = [e_k; 0]
+            tau_hat_k = phi[k] - (p[k, 0] * eta0 + p[k, 1] * eta1 + p[k, 2] * eta2)
+        tau_hat[k] = tau_hat_k                                      # 002 eq. 14
+        eta[k, 0] = eta0 + psi[k, 0] * tau_hat_k                    # 002 eq. 15
+        eta[k, 1] = eta1 + psi[k, 1] * tau_hat_k
+        eta[k, 2] = eta2 + psi[k, 2] * tau_hat_k
+        eta[k, 3] = eta3 + psi[k, 3] * tau_hat_k
+        eta[k, 4] = eta4 + psi[k, 4] * tau_hat_k
+        eta[k, 5] = eta5 + psi[k, 5] * tau_hat_k
         if lam[k] >= 0:
             pass_to_parent(r, eta, k, lam[k])                       # 002 eq. 16
 
 
 @njit_inline
 def substitute(model, data, qdd):
-    """Write qdd = U^-T D^-1 tau^ from data.tau_hat: the forward sweep (002 eqs. 17-19)."""
+    """
+    Write qdd = U^-T D^-1 tau^ from data.tau_hat: the forward sweep (002 eqs. 17-19).
+
+    mu_k = [omega; v] is built in locals from mu_lambda(k) and stored once.
+    """
     lam, prismatic = model.lam, model.prismatic
     n = lam.shape[0]
     r, p, psi, m_hat, mu, tau_hat = data.r, data.p, data.psi, data.m_hat, data.mu, data.tau_hat
@@ -101,20 +121,21 @@ def substitute(model, data, qdd):
         j = lam[k]
         if j >= 0:                                                  # 002 eq. 18: B mu_lambda
             w0, w1, w2 = mu[j, 0], mu[j, 1], mu[j, 2]
-            mu[k, 0], mu[k, 1], mu[k, 2] = w0, w1, w2
-            mu[k, 3] = mu[j, 3] + w1 * r[k, 2] - w2 * r[k, 1]
-            mu[k, 4] = mu[j, 4] + w2 * r[k, 0] - w0 * r[k, 2]
-            mu[k, 5] = mu[j, 5] + w0 * r[k, 1] - w1 * r[k, 0]
+            v0 = mu[j, 3] + w1 * r[k, 2] - w2 * r[k, 1]
+            v1 = mu[j, 4] + w2 * r[k, 0] - w0 * r[k, 2]
+            v2 = mu[j, 5] + w0 * r[k, 1] - w1 * r[k, 0]
         else:
-            for a in range(6):
-                mu[k, a] = 0.0
-        x = ((psi[k, 0] * mu[k, 0] + psi[k, 1] * mu[k, 1])          # psi_k^T mu_k', in pairs:
-             + (psi[k, 2] * mu[k, 2] + psi[k, 3] * mu[k, 3])        # the sweep waits on it
-             + (psi[k, 4] * mu[k, 4] + psi[k, 5] * mu[k, 5]))
-        qdd[k] = tau_hat[k] / m_hat[k] - x                          # 002 eqs. 17, 19
-        c = 3 if prismatic[k] else 0
-        for a in range(c, c + 3):
-            mu[k, a] += p[k, a] * qdd[k]
+            w0, w1, w2, v0, v1, v2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        x = ((psi[k, 0] * w0 + psi[k, 1] * w1)                      # psi_k^T mu_k', in pairs:
+             + (psi[k, 2] * w2 + psi[k, 3] * v0)                    # the sweep waits on it
+             + (psi[k, 4] * v1 + psi[k, 5] * v2))
+        qdd_k = tau_hat[k] / m_hat[k] - x                           # 002 eqs. 17, 19
+        qdd[k] = qdd_k
+        if prismatic[k]:                                            # mu_k = p_k qdd_k + mu_k'
+            v0, v1, v2 = v0 + p[k, 3] * qdd_k, v1 + p[k, 4] * qdd_k, v2 + p[k, 5] * qdd_k
+        else:
+            w0, w1, w2 = w0 + p[k, 0] * qdd_k, w1 + p[k, 1] * qdd_k, w2 + p[k, 2] * qdd_k
+        mu[k, 0], mu[k, 1], mu[k, 2], mu[k, 3], mu[k, 4], mu[k, 5] = w0, w1, w2, v0, v1, v2
 
 
 @njit
