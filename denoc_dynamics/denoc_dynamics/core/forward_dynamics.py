@@ -24,7 +24,7 @@ from .gim import composite_inertia_matrix
 from .inverse_dynamics import newton_euler
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit, njit_inline, pass_to_parent
+from .spatial import moved_twist, njit, njit_inline, pass_to_parent
 from .udu import articulated_bodies
 
 
@@ -120,10 +120,8 @@ def substitute(model, data, qdd):
     for k in range(n):
         j = lam[k]
         if j >= 0:                                                  # 002 eq. 18: B mu_lambda
-            w0, w1, w2 = mu[j, 0], mu[j, 1], mu[j, 2]
-            v0 = mu[j, 3] + w1 * r[k, 2] - w2 * r[k, 1]
-            v1 = mu[j, 4] + w2 * r[k, 0] - w0 * r[k, 2]
-            v2 = mu[j, 5] + w0 * r[k, 1] - w1 * r[k, 0]
+            w0, w1, w2, v0, v1, v2 = moved_twist(r[k, 0], r[k, 1], r[k, 2], mu[j, 0], mu[j, 1],
+                                                 mu[j, 2], mu[j, 3], mu[j, 4], mu[j, 5])
         else:
             w0, w1, w2, v0, v1, v2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         x = ((psi[k, 0] * w0 + psi[k, 1] * w1)                      # psi_k^T mu_k', in pairs:

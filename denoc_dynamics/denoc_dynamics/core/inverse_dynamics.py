@@ -19,7 +19,7 @@ where O_i is now), for which pd_i = t_i x p_i.
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit, njit_inline, pass_to_parent
+from .spatial import moved_twist, njit, njit_inline, pass_to_parent
 
 
 @njit
@@ -109,14 +109,11 @@ def twists_and_rates(lam, prismatic, g, r, p, t, td, bodies, qd, qdd):
     for i in bodies:
         j = lam[i]
         if j >= 0:                                 # B_{i,lambda(i)}: v + w x r_i
-            w0, w1, w2 = t[j, 0], t[j, 1], t[j, 2]
-            v0 = t[j, 3] + w1 * r[i, 2] - w2 * r[i, 1]
-            v1 = t[j, 4] + w2 * r[i, 0] - w0 * r[i, 2]
-            v2 = t[j, 5] + w0 * r[i, 1] - w1 * r[i, 0]
-            a0, a1, a2 = td[j, 0], td[j, 1], td[j, 2]
-            l0 = td[j, 3] + a1 * r[i, 2] - a2 * r[i, 1]
-            l1 = td[j, 4] + a2 * r[i, 0] - a0 * r[i, 2]
-            l2 = td[j, 5] + a0 * r[i, 1] - a1 * r[i, 0]
+            r0, r1, r2 = r[i, 0], r[i, 1], r[i, 2]
+            w0, w1, w2, v0, v1, v2 = moved_twist(r0, r1, r2, t[j, 0], t[j, 1], t[j, 2],
+                                                 t[j, 3], t[j, 4], t[j, 5])
+            a0, a1, a2, l0, l1, l2 = moved_twist(r0, r1, r2, td[j, 0], td[j, 1], td[j, 2],
+                                                 td[j, 3], td[j, 4], td[j, 5])
         else:                                      # td_0 = [0; -g]
             w0, w1, w2, v0, v1, v2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
             a0, a1, a2, l0, l1, l2 = 0.0, 0.0, 0.0, -g[0], -g[1], -g[2]

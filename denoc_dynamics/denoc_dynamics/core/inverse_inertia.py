@@ -36,7 +36,7 @@ import numpy as np
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import njit, njit_inline
+from .spatial import moved_twist, njit, njit_inline
 from .udu import articulated_bodies, unit_triangle
 
 
@@ -142,10 +142,9 @@ def unit_solves(lam, p, psi, m_hat, r, F, last, block, I_inv):
         r0, r1, r2 = r[k, 0], r[k, 1], r[k, 2]
         s, t = block[k], block[lam[k]] if lam[k] >= 0 else F.shape[0] - 1
         for c in range(np.uint64(k), np.uint64(n)):
-            w0, w1, w2 = F[t, 0, c], F[t, 1, c], F[t, 2, c]     # mu_k' = B mu_lambda(k) (eq. 18)
-            v0 = F[t, 3, c] + w1 * r2 - w2 * r1
-            v1 = F[t, 4, c] + w2 * r0 - w0 * r2
-            v2 = F[t, 5, c] + w0 * r1 - w1 * r0
+            w0, w1, w2, v0, v1, v2 = moved_twist(          # mu_k' = B mu_lambda(k) (eq. 18)
+                r0, r1, r2, F[t, 0, c], F[t, 1, c], F[t, 2, c], F[t, 3, c], F[t, 4, c],
+                F[t, 5, c])
             x = I_inv[k, c] - (s0 * w0 + s1 * w1 + s2 * w2 + s3 * v0 + s4 * v1 + s5 * v2)
             I_inv[k, c] = x                                                    # eq. 19
             F[s, 0, c] = w0 + p0 * x                    # mu_k = mu_k' + p_k (I^-1)_kc

@@ -20,7 +20,7 @@ pass, takes :meth:`Robot._checked_call`: the full checks and their errors
 
 A new call (a task-space quantity, a regressor) is added in three places: its kernel
 in a module of its own, taking ``(reals, ints, q, ..., workspace, out)``; a code, a
-row count in :data:`.call.ROWS` and a line in :func:`.call.run_bodies` or
+row count in :data:`.call.ROWS` and a line in :func:`.call.run_matrix` or
 :func:`.call.run_vector` (and in :func:`.call.run_mimic` if mimic joints need more
 than the state mapped to the bodies and the result brought back); and a method here
 that returns ``self._call(code, q, x1, x2)`` with the argument names in

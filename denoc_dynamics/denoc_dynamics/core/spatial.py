@@ -70,12 +70,22 @@ def matvec(X, s, out):
 
 
 @njit_inline
+def moved_twist(r0, r1, r2, w0, w1, w2, v0, v1, v2):
+    """
+    Return B [w; v] = [w; v + w x r], six numbers: a twist at O_lambda(i) moved to O_i.
+
+    000 eq. 11, r = r_i = O_i - O_lambda(i); the twin of :func:`moved_wrench` and the one
+    place the move is written, on numbers, for the forward sweeps (twists, their rates,
+    the forward dynamics' mu_k).
+    """
+    return w0, w1, w2, v0 + w1 * r2 - w2 * r1, v1 + w2 * r0 - w0 * r2, v2 + w0 * r1 - w1 * r0
+
+
+@njit_inline
 def twist_to_child(r, t, out):
     """Write B t = [w; v + w x r] into out: the twist at O_lambda moved to O_i (000 eq. 11)."""
-    out[0], out[1], out[2] = t[0], t[1], t[2]
-    out[3] = t[3] + t[1] * r[2] - t[2] * r[1]
-    out[4] = t[4] + t[2] * r[0] - t[0] * r[2]
-    out[5] = t[5] + t[0] * r[1] - t[1] * r[0]
+    out[0], out[1], out[2], out[3], out[4], out[5] = moved_twist(
+        r[0], r[1], r[2], t[0], t[1], t[2], t[3], t[4], t[5])
 
 
 @njit_inline

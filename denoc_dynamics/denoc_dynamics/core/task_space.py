@@ -145,7 +145,10 @@ class TaskSpace:
         types, bad values.
         """
         frames = getattr(self._local, 'frames', None)
-        buffer = frames.get((frame, reference)) if frames is not None else None
+        try:
+            buffer = frames.get((frame, reference)) if frames is not None else None
+        except TypeError:          # an unhashable frame or reference: the full checks say so
+            return None
         if buffer is None:
             return None
         for x in states:
@@ -181,7 +184,10 @@ class TaskSpace:
         """
         frames = getattr(self._local, 'frames', None)      # _fast and _vector written
         if frames is not None and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:
-            buffer = frames.get((frame, reference))          # out: the most frequent call
+            try:                                             # out: the most frequent call
+                buffer = frames.get((frame, reference))
+            except TypeError:      # an unhashable frame or reference: the full checks say so
+                buffer = None
             if buffer is not None:
                 J = np.empty((6, self._n))
                 if not _JACOBIAN_ENTRY(self._reals, self._ints, buffer, q, J):

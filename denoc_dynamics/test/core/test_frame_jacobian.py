@@ -154,6 +154,25 @@ def test_bad_input_is_refused(robots):
         robot.frame_velocity(np.zeros((2, robot.n)), np.zeros((3, robot.n)), 'flange')
 
 
+def test_unhashable_frames_and_references_are_refused_by_name(robots):
+    """A list or dict as a frame or reference, after the frame's fast path is set up."""
+    robot = robots['bundled']
+    q = np.zeros(robot.n)
+    robot.frame_jacobian(q, 'flange')
+    robot.frame_velocity(q, q, 'flange')
+    for bad in (['flange'], {'frame': 'flange'}):
+        with pytest.raises(ValueError, match='unknown frame'):
+            robot.frame_jacobian(q, bad)
+        with pytest.raises(ValueError, match='unknown frame'):
+            robot.frame_velocity(q, q, bad)
+        with pytest.raises(ValueError, match='reference must be one of'):
+            robot.frame_jacobian(q, 'flange', bad)
+        with pytest.raises(ValueError, match='reference must be one of'):
+            robot.frame_acceleration_bias(q, q, 'flange', bad)
+    assert np.array_equal(robot.frame_jacobian(q, 'flange'),
+                          robot.frame_jacobian(q[None], 'flange')[0])
+
+
 @pytest.mark.usefixtures('oracles')
 @pytest.mark.parametrize('name', LOADED)
 def test_jacobians_match_pinocchio(name):
