@@ -27,11 +27,17 @@ C++ returns and sees the request), and if the process is still there at the dead
 it prints where every thread stands (``faulthandler``) and exits with code 0 (the
 shutdown was asked for; what hung is in the middleware's teardown).  A CI run saw a
 dynamics_node that neither SIGINT nor launch's SIGTERM 5 s later ended (killed after
-15 s); the deadline is under launch's 5 s.  The two signals are blocked in the main
-thread once the watchdog runs, so every thread started later (the middleware's
-receive and event threads, numba's) inherits them blocked: the kernel delivers them
-to the watchdog (or a thread started before the session), never in the middle of a
-middleware thread's system call; Python still runs the handler in the main thread.
+15 s); the deadline is under launch's 5 s.  A main thread held in C++ may hold the
+interpreter's lock too (rclpy's ``destroy_when_not_in_use`` keeps it while Fast DDS
+deletes an entity: a CI run saw sim_node wait there, as in eProsima/Fast-DDS #6193, a
+deadlock of a reader's or writer's deletion); then no Python thread runs, the watchdog's
+timer included.  The backstop needs no interpreter: ``faulthandler``'s own C thread
+prints the stacks, and a POSIX timer of the C library (:class:`ExitTimer`) calls
+``_exit(0)`` from a thread of its own.  The two signals are blocked in the main thread
+once the watchdog runs, so every thread started later (the middleware's receive and
+event threads, numba's) inherits them blocked: the kernel delivers them to the watchdog
+(or a thread started before the session), never in the middle of a middleware thread's
+system call; Python still runs the handler in the main thread.
 
 The executor is rclpy's SingleThreadedExecutor, or its EventsExecutor (``executor=
 'events'``, rclpy.experimental, written in C++; the SingleThreadedExecutor where this
@@ -42,6 +48,7 @@ collector's reach (``gc.freeze``): a full collection of them took 50 to 85 ms, a
 of every callback; what the callbacks allocate later is collected as usual.
 """
 
+import ctypes
 import faulthandler
 import gc
 import os
@@ -70,6 +77,11 @@ RESULT_SEND_TIME = 0.1
 #: sends SIGTERM 5 s after its SIGINT, SIGKILL 10 s later).
 SHUTDOWN_DEADLINE = 4.0
 
+#: Time [s] after the deadline at which the C-level backstop prints where each thread
+#: stands, and at which it ends the process (:class:`ExitTimer`).
+BACKSTOP_DUMP = 0.4
+BACKSTOP_EXIT = 0.6
+
 #: Least age [s] of a node before it is destroyed.  Destroying a node within
 #: milliseconds of its creation (a signal during start-up) crashed (SIGSEGV) or hung
 #: inside rclpy's ``Node.destroy_node`` (``destroy_when_not_in_use``, in rmw) about
@@ -77,6 +89,66 @@ SHUTDOWN_DEADLINE = 4.0
 #: the middleware was still announcing the node's new entities; with this wait, none
 #: in 500 under the same load.
 DISCOVERY_GRACE = 1.0
+
+
+class _Sigevent(ctypes.Structure):
+    """``struct sigevent`` of Linux (64 bytes) with ``sigev_notify = SIGEV_THREAD``."""
+
+    _fields_ = [('sigev_value', ctypes.c_void_p), ('sigev_signo', ctypes.c_int),
+                ('sigev_notify', ctypes.c_int), ('sigev_notify_function', ctypes.c_void_p),
+                ('sigev_notify_attributes', ctypes.c_void_p), ('padding', ctypes.c_int * 8)]
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [('tv_sec', ctypes.c_long), ('tv_nsec', ctypes.c_long)]
+
+
+class _Itimerspec(ctypes.Structure):
+    _fields_ = [('it_interval', _Timespec), ('it_value', _Timespec)]
+
+
+class ExitTimer:
+    """
+    End the process with ``_exit(code)`` after ``delay`` [s], without the interpreter.
+
+    A POSIX timer (``timer_create``, ``SIGEV_THREAD``): at expiry the C library starts
+    a thread that calls its notify function with the timer's value as the argument,
+    here ``_exit`` with ``code``.  No Python runs, so the interpreter's lock, which a
+    main thread held in a C++ call may keep, does not matter.  Where the C library has
+    no such timer (not Linux), :attr:`armed` is False and nothing happens; the caller
+    falls back to ``faulthandler`` (exit code 1).  :meth:`cancel` deletes the timer.
+    """
+
+    SIGEV_THREAD = 2
+    CLOCK_MONOTONIC = 1
+
+    def __init__(self, delay: float, code: int = 0):
+        """Arm the timer (or leave :attr:`armed` False where it cannot be)."""
+        self.armed = False
+        self._timer = ctypes.c_void_p()
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            self._delete = libc.timer_delete
+            exit_address = ctypes.cast(libc._exit, ctypes.c_void_p).value
+            event = _Sigevent(sigev_value=code, sigev_signo=0, sigev_notify=self.SIGEV_THREAD,
+                              sigev_notify_function=exit_address)
+            if libc.timer_create(self.CLOCK_MONOTONIC, ctypes.byref(event),
+                                 ctypes.byref(self._timer)) != 0:
+                return
+            seconds = int(delay)
+            expiry = _Itimerspec(it_value=_Timespec(seconds, int((delay - seconds) * 1e9)))
+            if libc.timer_settime(self._timer, 0, ctypes.byref(expiry), None) != 0:
+                self._delete(self._timer)
+                return
+        except (AttributeError, OSError):   # no timer_create in this C library
+            return
+        self.armed = True
+
+    def cancel(self):
+        """Delete the timer if it is armed."""
+        if self.armed:
+            self.armed = False
+            self._delete(self._timer)
 
 
 class ShutdownSignals:
@@ -98,6 +170,7 @@ class ShutdownSignals:
         self.deadline = deadline
         self.wake = None
         self._timer = None
+        self._exit_timer = None
         self._wakeup = None
         self._closing = threading.Lock()   # the watchdog arms, ignore() disarms: never both
         self._closed = False
@@ -137,6 +210,7 @@ class ShutdownSignals:
             self._closed = True
             if self._timer is not None:
                 self._timer.cancel()
+                self._exit_timer.cancel()
                 faulthandler.cancel_dump_traceback_later()
 
     def _on_signal(self, signum, frame):
@@ -163,8 +237,12 @@ class ShutdownSignals:
             self._timer = threading.Timer(self.deadline, self._overdue)
             self._timer.daemon = True
             self._timer.start()
-            # the C-level backstop, should this thread not get the interpreter in time
-            faulthandler.dump_traceback_later(self.deadline + 1.0, exit=True)
+            # the C-level backstop, should no Python thread get the interpreter in time
+            # (a main thread held in C++ with the interpreter's lock): the stacks, then
+            # _exit(0); faulthandler's exit (code 1) where the C library has no timer
+            self._exit_timer = ExitTimer(self.deadline + BACKSTOP_EXIT)
+            faulthandler.dump_traceback_later(self.deadline + BACKSTOP_DUMP,
+                                              exit=not self._exit_timer.armed)
         wake = self.wake
         if wake is not None:
             try:

@@ -23,6 +23,7 @@ import time
 from denoc_dynamics import load_urdf
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.ros.dynamics_node import DynamicsNode
+from denoc_dynamics.ros.node_main import BACKSTOP_DUMP
 from denoc_dynamics.ros.node_main import make_executor
 from denoc_dynamics.ros.node_main import RosSession
 from denoc_dynamics.ros.node_main import SHUTDOWN_DEADLINE
@@ -208,12 +209,13 @@ print('left the session', flush=True)
 """
 
 
-def test_a_process_held_after_the_signal_ends_by_the_deadline():
+def _signal_when(script, ready):
+    """Run ``script``, SIGINT it once it printed the line ``ready``; (code, seconds, out, err)."""
     proc = subprocess.Popen(
-        [sys.executable, '-c', HELD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, '-c', script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        assert proc.stdout.readline() == 'held\n', proc.stderr.read()
+        assert proc.stdout.readline() == ready + '\n', proc.stderr.read()
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=SHUTDOWN_DEADLINE + 30.0)
@@ -221,11 +223,64 @@ def test_a_process_held_after_the_signal_ends_by_the_deadline():
         out, err = proc.communicate()
     finally:
         proc.kill()
+    return code, elapsed, out, err
+
+
+def test_a_process_held_after_the_signal_ends_by_the_deadline():
+    code, elapsed, out, err = _signal_when(HELD, 'held')
     assert code == 0, err
     assert elapsed >= SHUTDOWN_DEADLINE - 0.2, f'ended after {elapsed:.2f} s: {err}'
     assert 'left the session' not in out
     assert f'has not ended {SHUTDOWN_DEADLINE:g} s after the signal' in err, err
     assert 'time.sleep' in err or 'line 6' in err, err   # where the main thread stood
+
+
+#: A process whose teardown is held with the interpreter's lock, as the CI saw sim_node
+#: held in rclpy's ``destroy_when_not_in_use`` while Fast DDS deleted an entity (a C call
+#: through ``ctypes.PyDLL`` keeps the lock the same way): no Python thread runs then,
+#: the watchdog's timer neither.
+HELD_WITH_THE_LOCK = """
+import ctypes
+import rclpy.node
+from denoc_dynamics.ros import node_main
+node_main.destroy_node = lambda node: ctypes.PyDLL(None).sleep(60)
+with node_main.RosSession(['held_test']) as session:
+    session.add(rclpy.node.Node('held_test'))
+    print('spinning', flush=True)
+    session.spin()
+print('left the session', flush=True)
+"""
+
+
+def test_a_process_held_with_the_interpreters_lock_ends_by_the_backstop_with_code_0():
+    code, elapsed, out, err = _signal_when(HELD_WITH_THE_LOCK, 'spinning')
+    assert code == 0, err
+    # after the deadline and the stacks (the exit is due at SHUTDOWN_DEADLINE +
+    # BACKSTOP_EXIT, under launch's 5 s; the upper bound leaves room for a loaded machine)
+    assert SHUTDOWN_DEADLINE + BACKSTOP_DUMP - 0.1 <= elapsed < SHUTDOWN_DEADLINE + 3.0, (
+        f'{elapsed:.2f} s: {err}')
+    assert 'left the session' not in out
+    assert 'has not ended' not in err, err   # the Python timer did not run: the lock is held
+    assert 'in <lambda>' in err, err   # faulthandler's C thread: where the main thread stood
+
+
+def test_the_exit_timer_is_cancelled_before_it_fires():
+    code = subprocess.call([sys.executable, '-c', (
+        'import time, sys\n'
+        'from denoc_dynamics.ros.node_main import ExitTimer\n'
+        'timer = ExitTimer(0.3, code=7)\n'
+        'assert timer.armed\n'
+        'timer.cancel()\n'
+        'time.sleep(0.6)\n'
+        'sys.exit(3)\n')])
+    assert code == 3
+    fired = subprocess.call([sys.executable, '-c', (
+        'import time, sys\n'
+        'from denoc_dynamics.ros.node_main import ExitTimer\n'
+        'timer = ExitTimer(0.3, code=7)\n'
+        'time.sleep(5.0)\n'
+        'sys.exit(3)\n')])
+    assert fired == 7
 
 
 def test_a_closed_session_puts_the_signal_wakeup_back(signal_handlers):
