@@ -14,9 +14,16 @@ Latency = arrival of the output at this process's DDS reader (the middleware's
 reception time, ``received_timestamp`` of the subscription's message info) - the
 input's stamp, taken with the same clock (``time.time_ns``) just before the publish:
 DDS both ways and the node's executor and callback, what any subscriber of the node
-sees.  This process's own executor (the Python dispatch of the probe's callback, up to
-milliseconds on a loaded machine) is not part of it; the time to the probe's callback
-is reported apart (``latency_to_probe_callback_ms``).  After a 1 s warm-up the
+sees.  The probe takes the outputs without an executor: a thread waits on a wait set
+of its one subscription and takes each serialized sample with its message info (the
+stamp read from the CDR header, no Python message built).  An rclpy executor there
+took half a core at 1 kHz, on the two cores that the node shares with it, and the
+node's outputs then waited 10 to 80 ms for the probe's reception now and then (with
+the lean reader: p99 of that leg 0.05 ms, the probe's share 0.23 of a core).  The
+probe's own start-up objects are frozen out of the garbage collector's reach before
+the warm-up (``gc.freeze``, as the nodes do): a full collection of them once held the
+publishing thread for 10 ms and more.  The time to the probe's take is
+reported apart (``latency_to_probe_callback_ms``).  After a 1 s warm-up the
 messages of the measuring window are kept; p50/p90/p99/max, the number of inputs
 without an output, and the CPU time of the node and of this process [fraction of one
 core] are reported.
@@ -31,10 +38,12 @@ run without it, the section re-runs itself through ``.ci/env.sh`` as a subproces
 """
 
 import argparse
+import gc
 import json
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -106,7 +115,7 @@ def measure(exe, duration: float, warmup: float = 1.0, rate_hz: float = RATE_HZ,
     ``observer``: the node estimates the external torques (the states carry efforts).
     """
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.impl.implementation_singleton import rclpy_implementation
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
@@ -130,28 +139,23 @@ def measure(exe, duration: float, warmup: float = 1.0, rate_hz: float = RATE_HZ,
     progress = common.Progress(4, NAME)
     context = rclpy.Context()
     rclpy.init(context=context)
-    executor = None
+    reader = None
+    stop = threading.Event()
     try:
-        # no parameter services and no rosout: the probe's executor waits on its one
+        # no parameter services and no rosout: the probe's reader waits on its one
         # subscription only, and takes less of the CPU that the node needs
         node = rclpy.create_node('denoc_latency_probe', context=context,
                                  start_parameter_services=False, enable_rosout=False)
         publisher = node.create_publisher(JointState, INPUT_TOPIC, 10)
         received = {}
         lock = threading.Lock()
-
-        def on_output(msg, info):
-            now = time.time_ns()
-            with lock:
-                received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = (
-                    info['received_timestamp'], now)
-
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        node.create_subscription(JointAccelerations, OUTPUT_TOPIC, on_output, qos)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
-        spinner.start()
+        subscription = node.create_subscription(JointAccelerations, OUTPUT_TOPIC,
+                                                lambda data: None, qos, raw=True)
+        reader = threading.Thread(target=_read_outputs, daemon=True, args=(
+            rclpy_implementation, context, subscription, JointAccelerations, received, lock,
+            stop))
+        reader.start()
 
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline:
@@ -199,6 +203,12 @@ def measure(exe, duration: float, warmup: float = 1.0, rate_hz: float = RATE_HZ,
                     sent[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = ns
             return count / (time.perf_counter() - start), late
 
+        # the start-up objects (rclpy, numpy, numba's: about 10^5) out of the collector's
+        # reach, as the node does with its own: a full collection of them in the publishing
+        # thread held it for 10 ms and more, then the backlog went out in a burst at 6 to 8
+        # kHz (the input leg's stalls of up to 14 ms, the same moment in every run)
+        gc.collect()
+        gc.freeze()
         publish_for(warmup, record=False)
         progress.step('warm-up done')
         cpu_start = _cpu_seconds(node_proc.pid), time.process_time()
@@ -213,8 +223,10 @@ def measure(exe, duration: float, warmup: float = 1.0, rate_hz: float = RATE_HZ,
         at_callback = [1e-6 * (called - t) for (_, called), t in pairs]
         progress.step(f'{len(matched)} matched')
     finally:
-        if executor is not None:
-            executor.shutdown(timeout_sec=1.0)
+        stop.set()
+        gc.unfreeze()
+        if reader is not None:
+            reader.join(timeout=1.0)
         rclpy.try_shutdown(context=context)
         _stop(node_proc)
         for key, value in saved.items():
@@ -243,6 +255,32 @@ def measure(exe, duration: float, warmup: float = 1.0, rate_hz: float = RATE_HZ,
         'load_average': os.getloadavg(),
         'targets': [_target(p99, len(sent) - len(matched), rate_hz, observer)],
     }
+
+
+def _read_outputs(implementation, context, subscription, msg_type, received, lock, stop):
+    """
+    Take the node's outputs until ``stop``: received[stamp] = (reception time, take time).
+
+    The stamp (sec, nanosec) is read from the serialized sample: the CDR encapsulation
+    (4 bytes, the second 1 for little endian), then std_msgs/Header's stamp.
+    """
+    little, big = struct.Struct('<iI').unpack_from, struct.Struct('>iI').unpack_from
+    with context.handle:
+        wait_set = implementation.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
+    while not stop.is_set():
+        with subscription.handle:
+            wait_set.clear_entities()
+            wait_set.add_subscription(subscription.handle)
+            wait_set.wait(100_000_000)   # [ns]: a look at ``stop`` at least every 0.1 s
+            while True:
+                taken = subscription.handle.take_message(msg_type, True)
+                if taken is None:
+                    break
+                now = time.time_ns()
+                data, info = taken
+                stamp = (little if data[1] == 1 else big)(data, 4)
+                with lock:
+                    received[stamp] = (info['received_timestamp'], now)
 
 
 def _target(p99, unanswered, rate_hz, observer) -> dict:
