@@ -261,10 +261,13 @@ def _read_outputs(implementation, context, subscription, msg_type, received, loc
     """
     Take the node's outputs until ``stop``: received[stamp] = (reception time, take time).
 
-    The stamp (sec, nanosec) is read from the serialized sample: the CDR encapsulation
-    (4 bytes, the second 1 for little endian), then std_msgs/Header's stamp.
+    The stamp (sec, nanosec) is read from the serialized sample as the node's own reader
+    reads its input's (:mod:`denoc_dynamics.ros.joint_state_cdr`): the encapsulation
+    header names the byte order, std_msgs/Header's stamp follows it.
     """
-    little, big = struct.Struct('<iI').unpack_from, struct.Struct('>iI').unpack_from
+    from denoc_dynamics.ros.joint_state_cdr import BYTE_ORDERS, HEADER_SIZE
+    stamp_of = {identifier: struct.Struct(order + 'iI').unpack_from
+                for identifier, order in BYTE_ORDERS.items()}
     with context.handle:
         wait_set = implementation.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
     while not stop.is_set():
@@ -278,7 +281,7 @@ def _read_outputs(implementation, context, subscription, msg_type, received, loc
                     break
                 now = time.time_ns()
                 data, info = taken
-                stamp = (little if data[1] == 1 else big)(data, 4)
+                stamp = stamp_of[bytes(data[:2])](data, HEADER_SIZE)
                 with lock:
                     received[stamp] = (info['received_timestamp'], now)
 
