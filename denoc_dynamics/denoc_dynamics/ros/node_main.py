@@ -33,11 +33,13 @@ deletes an entity: a CI run saw sim_node wait there, as in eProsima/Fast-DDS #61
 deadlock of a reader's or writer's deletion); then no Python thread runs, the watchdog's
 timer included.  The backstop needs no interpreter: ``faulthandler``'s own C thread
 prints the stacks, and a POSIX timer of the C library (:class:`ExitTimer`) calls
-``_exit(0)`` from a thread of its own.  The two signals are blocked in the main thread
-once the watchdog runs, so every thread started later (the middleware's receive and
-event threads, numba's) inherits them blocked: the kernel delivers them to the watchdog
-(or a thread started before the session), never in the middle of a middleware thread's
-system call; Python still runs the handler in the main thread.
+``_exit(0)`` from a thread of its own; a crash of a middleware thread in the teardown
+ends the process with code 0 too, after the stacks (:mod:`.teardown_guard`).  The two
+signals are blocked in the main thread once the watchdog runs, so every thread started
+later (the middleware's receive and event threads, numba's) inherits them blocked: the
+kernel delivers them to the watchdog (or a thread started before the session), never in
+the middle of a middleware thread's system call; Python still runs the handler in the
+main thread.
 
 The executor is rclpy's SingleThreadedExecutor, or its EventsExecutor (``executor=
 'events'``, rclpy.experimental, written in C++; the SingleThreadedExecutor where this
@@ -63,6 +65,8 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import get_default_context
+
+from .teardown_guard import TeardownGuard
 
 #: Longest time [s] between two looks at the shutdown flag while no callback is ready.
 SHUTDOWN_POLL = 0.05
@@ -356,18 +360,21 @@ class RosSession:
         the executor is shut down (no wait set holds an entity); each node's action
         servers and clients are destroyed (:func:`destroy_node`), then the node; rclpy
         is shut down and its context finalized.  The middleware's participant and its
-        threads end with the last node, before the interpreter finalizes.
+        threads end with the last node, before the interpreter finalizes.  From the
+        executor's shutdown on, a fatal signal (a middleware thread's crash in the
+        teardown) ends the process with code 0 after the stacks (:class:`TeardownGuard`).
         """
         try:
             self.end_goals()
             young = self._last_added + DISCOVERY_GRACE - time.monotonic()
             if young > 0.0:
                 time.sleep(young)
-            self.executor.shutdown()
-            while self.nodes:
-                destroy_node(self.nodes.pop())
-            rclpy.try_shutdown()
-            self.context.destroy()   # rcl_context_fini, now rather than by a collector
+            with TeardownGuard():   # a crash of the middleware's threads from here: code 0
+                self.executor.shutdown()
+                while self.nodes:
+                    destroy_node(self.nodes.pop())
+                rclpy.try_shutdown()
+                self.context.destroy()   # rcl_context_fini, now rather than by a collector
         finally:
             self.signals.ignore()
 

@@ -8,9 +8,11 @@ callback (joints mapped by name, a bad message rejected and counted) and a servi
 A closed session has ended the middleware's participant (its threads) before the
 process exits, with either executor, also for a node with an action server.  A process
 whose main thread never gets back to the spin after a signal still ends, by the
-shutdown deadline, and a closed session has put the signal wakeup back.
+shutdown deadline; a crash of a middleware thread in the teardown ends it with code 0
+(one elsewhere still kills it); a closed session has put the signal wakeup back.
 """
 
+import faulthandler
 import gc
 import importlib.util
 import os
@@ -28,6 +30,9 @@ from denoc_dynamics.ros.node_main import make_executor
 from denoc_dynamics.ros.node_main import RosSession
 from denoc_dynamics.ros.node_main import SHUTDOWN_DEADLINE
 from denoc_dynamics.ros.sim_node import SimNode
+from denoc_dynamics.ros.teardown_guard import FATAL_SIGNALS
+from denoc_dynamics.ros.teardown_guard import MESSAGE
+from denoc_dynamics.ros.teardown_guard import TeardownGuard
 from denoc_dynamics_interfaces.msg import JointAccelerations
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
 import numpy as np
@@ -262,6 +267,72 @@ def test_a_process_held_with_the_interpreters_lock_ends_by_the_backstop_with_cod
     assert 'left the session' not in out
     assert 'has not ended' not in err, err   # the Python timer did not run: the lock is held
     assert 'in <lambda>' in err, err   # faulthandler's C thread: where the main thread stood
+
+
+#: A process whose middleware crashes in the teardown, as a thread of Fast DDS did in a
+#: CI run (sim_node killed by SIGSEGV while its main thread was in rclpy's
+#: ``ActionServer.destroy``): a thread other than the main one faults or aborts while
+#: the nodes are destroyed (``teardown``), or, for the contrast, in a timer's callback
+#: (``callback``), where nothing of the shutdown has begun.
+CRASHING = """
+import ctypes, os, sys, threading
+import rclpy.node
+from denoc_dynamics.ros import node_main
+crash = {'SIGSEGV': lambda: ctypes.string_at(0), 'SIGABRT': os.abort}[sys.argv[1]]
+def crash_in_a_thread(*ignored):
+    thread = threading.Thread(target=crash, name='a middleware thread')
+    thread.start()
+    thread.join()
+if sys.argv[2] == 'teardown':
+    node_main.destroy_node = crash_in_a_thread
+with node_main.RosSession(['crash_test']) as session:
+    node = session.add(rclpy.node.Node('crash_test'))
+    if sys.argv[2] == 'callback':
+        node.create_timer(0.05, crash_in_a_thread)
+    session.spin(done=lambda: sys.argv[2] == 'teardown')
+print('left the session', flush=True)
+"""
+
+
+def _crash(kind, where):
+    env = dict(os.environ, PYTHONFAULTHANDLER='1')
+    proc = subprocess.run([sys.executable, '-c', CRASHING, kind, where], env=env, text=True,
+                          capture_output=True, timeout=SHUTDOWN_DEADLINE + 60.0)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize('kind', ['SIGSEGV', 'SIGABRT'])
+def test_a_crash_of_a_middleware_thread_in_the_teardown_ends_with_code_0(kind):
+    code, out, err = _crash(kind, 'teardown')
+    assert code == 0, err
+    assert MESSAGE.decode() in err, err
+    assert err.index('Fatal Python error') < err.index(MESSAGE.decode()), err   # stacks first
+    assert "'a middleware thread'" in err or 'in crash_in_a_thread' in err, err
+    assert 'left the session' not in out
+
+
+@pytest.mark.parametrize('kind', ['SIGSEGV', 'SIGABRT'])
+def test_a_crash_outside_the_teardown_is_not_hidden(kind):
+    code, out, err = _crash(kind, 'callback')
+    assert code == -getattr(signal, kind), err
+    assert MESSAGE.decode() not in err, err
+    assert 'Fatal Python error' in err, err
+
+
+def test_the_teardown_guard_puts_back_the_handlers_and_faulthandler():
+    was_enabled = faulthandler.is_enabled()
+    faulthandler.enable()
+    try:
+        before = {signum: signal.getsignal(signum) for signum in FATAL_SIGNALS}
+        with TeardownGuard() as guard:
+            assert guard.armed
+            assert faulthandler.is_enabled()
+        assert not guard.armed
+        assert faulthandler.is_enabled()
+        assert {signum: signal.getsignal(signum) for signum in FATAL_SIGNALS} == before
+    finally:
+        if not was_enabled:
+            faulthandler.disable()
 
 
 def test_the_exit_timer_is_cancelled_before_it_fires():
