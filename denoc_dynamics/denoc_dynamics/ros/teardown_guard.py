@@ -74,7 +74,9 @@ class TeardownGuard:
     stdout and stderr (``_exit`` drops their buffers) and installs
     :func:`on_fatal_signal` with the C library's ``signal``; :meth:`disarm` puts the
     previous handlers back.  ``faulthandler``, if enabled, stays in front of the handler
-    (its stacks first).  :attr:`armed` is False where the C library has no ``signal``.
+    (its stacks first), enabled again on the process's stderr (``sys.__stderr__``: its
+    Python API cannot tell which file it had).  :attr:`armed` is False where the C
+    library has no ``signal``.
     """
 
     def __init__(self):
@@ -112,7 +114,7 @@ class TeardownGuard:
         for signum in FATAL_SIGNALS:
             self._previous[signum] = install(signum, on_fatal_signal.address)
         if self._faulthandler:
-            faulthandler.enable(all_threads=True)   # calls on_fatal_signal after its dump
+            _enable_faulthandler()   # it calls on_fatal_signal after its dump
         self.armed = True
 
     def disarm(self):
@@ -126,4 +128,12 @@ class TeardownGuard:
             self._signal(signum, previous)
         self._previous.clear()
         if self._faulthandler:
-            faulthandler.enable(all_threads=True)
+            _enable_faulthandler()
+
+
+def _enable_faulthandler():
+    """Enable faulthandler on the process's stderr (``sys.__stderr__``), if it has one."""
+    try:
+        faulthandler.enable(file=sys.__stderr__, all_threads=True)
+    except (AttributeError, ValueError, OSError, RuntimeError):   # no file descriptor
+        pass

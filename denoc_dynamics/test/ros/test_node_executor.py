@@ -12,9 +12,11 @@ shutdown deadline; a crash of a middleware thread in the teardown ends it with c
 (one elsewhere still kills it); a closed session has put the signal wakeup back.
 """
 
+import contextlib
 import faulthandler
 import gc
 import importlib.util
+import io
 import os
 import signal
 import subprocess
@@ -324,7 +326,9 @@ def test_the_teardown_guard_puts_back_the_handlers_and_faulthandler():
     faulthandler.enable()
     try:
         before = {signum: signal.getsignal(signum) for signum in FATAL_SIGNALS}
-        with TeardownGuard() as guard:
+        # a sys.stderr without a file descriptor (a test's capture): faulthandler goes
+        # back on the process's own stderr all the same
+        with contextlib.redirect_stderr(io.StringIO()), TeardownGuard() as guard:
             assert guard.armed
             assert faulthandler.is_enabled()
         assert not guard.armed
