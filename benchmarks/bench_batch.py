@@ -8,7 +8,7 @@ so each peer is the plain Python loop ``for i in range(N): pin.aba(model, data, 
 qd[i], tau[i])`` (``pin.rnea``, ``pin.crba``) over the same states (each iteration
 includes the binding's call overhead, which is what a Python user of Pinocchio pays).
 The reported ratio is pin_loop_per_state / ours_per_state; above 1 the batched call
-is faster per state.  Target (issue 25): >= 4 for each of the three, on 2 quiet cores.
+is faster per state.  Target: >= 4 for each of the three, on 2 quiet cores.
 """
 
 import common  # noqa: F401  (first of these two: sets the BLAS thread count)
