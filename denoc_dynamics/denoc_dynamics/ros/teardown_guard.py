@@ -29,11 +29,9 @@ import faulthandler
 import signal
 import sys
 
-from llvmlite import ir
 from numba import cfunc
 from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
+import numpy as np
 
 #: The signals of a crash in a middleware thread: a memory fault, or an abort.
 FATAL_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
@@ -42,28 +40,19 @@ FATAL_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
 MESSAGE = (b'shutdown: a fatal signal in the middleware while the nodes were being destroyed '
            b'(their work was done); exit code 0\n')
 
+#: The message's bytes, a constant of the compiled handler.
+_TEXT = np.frombuffer(MESSAGE, dtype=np.uint8)
 
-@intrinsic
-def _write_message_and_exit(typingctx, signum):
-    """``write(2, MESSAGE, len(MESSAGE)); _exit(0)``, as calls of the C library."""
-    def codegen(context, builder, signature, args):
-        module = builder.module
-        int32, size = ir.IntType(32), ir.IntType(64)
-        write = cgutils.get_or_insert_function(
-            module, ir.FunctionType(size, [int32, cgutils.voidptr_t, size]), 'write')
-        exit_now = cgutils.get_or_insert_function(
-            module, ir.FunctionType(ir.VoidType(), [int32]), '_exit')
-        text = context.insert_const_bytes(module, MESSAGE)
-        builder.call(write, [int32(2), text, size(len(MESSAGE))])
-        builder.call(exit_now, [int32(0)])
-        return context.get_dummy_value()
-    return types.void(signum), codegen
+#: The C library's ``_exit`` and ``write`` (the buffer's address as an integer).
+_exit = types.ExternalFunction('_exit', types.void(types.intc))
+_write = types.ExternalFunction('write', types.intp(types.intc, types.uintp, types.uintp))
 
 
 @cfunc(types.void(types.intc), cache=True)
 def on_fatal_signal(signum):
     """Signal handler of the teardown (``void handler(int)``): the line, then ``_exit(0)``."""
-    _write_message_and_exit(signum)
+    _write(2, _TEXT.ctypes.data, _TEXT.size)
+    _exit(0)
 
 
 class TeardownGuard:
