@@ -62,8 +62,12 @@ def _run_batch(name, signals, running, numbers, rng):
         while pending:
             # ten processes loading numba's kernels at once: under a load of 15 on two
             # cores none had printed its marker within 60 s
-            assert wait_for(lambda: any(marker in p.output() or not p.alive() for p in pending),
-                            timeout=START_TIMEOUT), '\n'.join(p.describe() for p in pending)
+            if not wait_for(lambda: any(marker in p.output() or not p.alive() for p in pending),
+                            timeout=START_TIMEOUT):
+                for proc in pending:   # a start that hangs: where (SIGABRT, the fault handler)
+                    proc.finish(0.1)
+                pytest.fail(f'none of {len(pending)} printed {marker!r} in {START_TIMEOUT:g} s:\n'
+                            + '\n'.join(p.describe() for p in pending), pytrace=False)
             for proc in [p for p in pending if marker in p.output() or not p.alive()]:
                 pending.remove(proc)
                 if running:  # somewhere within the physics and callback cycle
