@@ -55,6 +55,21 @@ def on_fatal_signal(signum):
     _exit(0)
 
 
+def _c_signal():
+    """Return the C library's ``signal(signum, handler)`` -> previous, or None without it."""
+    try:
+        install = ctypes.CDLL(None).signal
+    except (AttributeError, OSError):
+        return None
+    install.restype = ctypes.c_void_p
+    install.argtypes = (ctypes.c_int, ctypes.c_void_p)
+    return install
+
+
+#: The C library's ``signal`` (handlers as addresses; None: SIG_DFL), or None.
+c_signal = _c_signal()
+
+
 class TeardownGuard:
     """
     While armed, a fatal signal (:data:`FATAL_SIGNALS`) ends the process with code 0.
@@ -73,7 +88,6 @@ class TeardownGuard:
         self.armed = False
         self._previous = {}
         self._faulthandler = False
-        self._signal = None
 
     def __enter__(self):
         self.arm()
@@ -85,15 +99,8 @@ class TeardownGuard:
 
     def arm(self):
         """Point the fatal signals at :func:`on_fatal_signal` (faulthandler's stacks first)."""
-        if self.armed:
+        if self.armed or c_signal is None:
             return
-        try:
-            install = ctypes.CDLL(None).signal
-        except (AttributeError, OSError):
-            return
-        install.restype = ctypes.c_void_p
-        install.argtypes = (ctypes.c_int, ctypes.c_void_p)
-        self._signal = install
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
@@ -101,7 +108,7 @@ class TeardownGuard:
         if self._faulthandler:
             faulthandler.disable()   # puts back what was there before it
         for signum in FATAL_SIGNALS:
-            self._previous[signum] = install(signum, on_fatal_signal.address)
+            self._previous[signum] = c_signal(signum, on_fatal_signal.address)
         if self._faulthandler:
             _enable_faulthandler()   # it calls on_fatal_signal after its dump
         self.armed = True
@@ -114,7 +121,7 @@ class TeardownGuard:
         if self._faulthandler:
             faulthandler.disable()
         for signum, previous in self._previous.items():
-            self._signal(signum, previous)
+            c_signal(signum, previous)
         self._previous.clear()
         if self._faulthandler:
             _enable_faulthandler()

@@ -32,8 +32,10 @@ from denoc_dynamics.ros.node_main import make_executor
 from denoc_dynamics.ros.node_main import RosSession
 from denoc_dynamics.ros.node_main import SHUTDOWN_DEADLINE
 from denoc_dynamics.ros.sim_node import SimNode
+from denoc_dynamics.ros.teardown_guard import c_signal
 from denoc_dynamics.ros.teardown_guard import FATAL_SIGNALS
 from denoc_dynamics.ros.teardown_guard import MESSAGE
+from denoc_dynamics.ros.teardown_guard import on_fatal_signal
 from denoc_dynamics.ros.teardown_guard import TeardownGuard
 from denoc_dynamics_interfaces.msg import JointAccelerations
 from denoc_dynamics_interfaces.srv import GetInertiaMatrix
@@ -321,22 +323,39 @@ def test_a_crash_outside_the_teardown_is_not_hidden(kind):
     assert 'Fatal Python error' in err, err
 
 
-def test_the_teardown_guard_puts_back_the_handlers_and_faulthandler():
+def _c_handlers():
+    """Each fatal signal's handler in the C library (Python's getsignal sees only its own)."""
+    handlers = {}
+    for signum in FATAL_SIGNALS:
+        handlers[signum] = c_signal(signum, None)
+        c_signal(signum, handlers[signum])
+    return handlers
+
+
+def test_the_teardown_guard_installs_its_handler_and_puts_back_the_previous():
     was_enabled = faulthandler.is_enabled()
-    faulthandler.enable()
+    faulthandler.disable()
     try:
-        before = {signum: signal.getsignal(signum) for signum in FATAL_SIGNALS}
-        # a sys.stderr without a file descriptor (a test's capture): faulthandler goes
-        # back on the process's own stderr all the same
+        before = _c_handlers()
+        with TeardownGuard() as guard:
+            assert guard.armed
+            assert set(_c_handlers().values()) == {on_fatal_signal.address}
+        assert not guard.armed
+        assert _c_handlers() == before
+        # faulthandler stays in front (its own handler is what the C library sees), also
+        # under a sys.stderr without a file descriptor (a test's capture)
+        faulthandler.enable(file=sys.__stderr__)
+        with_faulthandler = _c_handlers()
         with contextlib.redirect_stderr(io.StringIO()), TeardownGuard() as guard:
             assert guard.armed
             assert faulthandler.is_enabled()
-        assert not guard.armed
+            assert _c_handlers() == with_faulthandler
         assert faulthandler.is_enabled()
-        assert {signum: signal.getsignal(signum) for signum in FATAL_SIGNALS} == before
+        assert _c_handlers() == with_faulthandler
     finally:
-        if not was_enabled:
-            faulthandler.disable()
+        faulthandler.disable()
+        if was_enabled:
+            faulthandler.enable(file=sys.__stderr__, all_threads=True)
 
 
 def test_the_exit_timer_is_cancelled_before_it_fires():
