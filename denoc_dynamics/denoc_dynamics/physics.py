@@ -39,7 +39,7 @@ from .core.forward_dynamics import cholesky_solve, sweeps_at
 from .core.kinematics import kinematics
 from .core.mimic import accelerations_at, constrained_cholesky, forward_dynamics, place_bodies
 from .core.mimic import unit_response as mimic_unit_response
-from .core.model import data_arrays, mimic_arrays, model_arrays
+from .core.model import data_arrays, mimic_arrays, model_arrays, unowned
 from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 from .stop_impact import impact_velocity
@@ -193,6 +193,7 @@ def advance(dyn, servo, h, integrator, steps, divergence_velocity, feedforward):
     state, ``report[0]`` the failed speed, and the status says :data:`NON_FINITE` or
     :data:`DIVERGED`.
     """
+    dyn = unowned(dyn)               # the buffers outlive the call: no reference counts
     x, history, count, scratch, report = dyn.x, dyn.history, dyn.count, dyn.scratch, dyn.report
     joint, drive, mode = dyn.joint, dyn.drive, dyn.mode
     n = x.shape[0] // 2

@@ -39,7 +39,7 @@ from .inverse_dynamics import bias_forces, inverse_dynamics
 from .inverse_inertia import analytical_inverse_inertia_matrix, inverse_inertia_matrix
 from .mimic import constrained_cholesky, project, to_bodies, to_coordinates
 from .mimic import forward_dynamics as forward_dynamics_mimic
-from .model import data_arrays, mimic_arrays, model_arrays
+from .model import data_arrays, mimic_arrays, model_arrays, unowned
 from .spatial import njit, njit_inline
 from .udu import eliminate, udu
 
@@ -230,11 +230,13 @@ def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
     :func:`run` at one state without external wrenches, out (n,) or (rows, n); True if good.
 
     False, with nothing else done, if q, x1 or x2 is not of length n; False after the
-    run if out is not finite.  The caller's full checks then say why.
+    run if out is not finite.  The caller's full checks then say why.  The model and
+    the workspace are passed on :func:`.model.unowned` (no reference counts).
     """
     n = out.shape[-1]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
+    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
     if out.ndim == 1:          # a constant of each signature: numba compiles one branch
         run_vector_entry(algorithm, reals, ints, q, x1, x2, workspace, out)
     else:
@@ -252,6 +254,7 @@ def call_configuration(algorithm, reals, ints, q, workspace, out):
     """
     if q.shape[0] != out.shape[-1]:
         return False
+    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
     if out.ndim == 1:          # as in call_state
         run_vector_entry(algorithm, reals, ints, q, q, q, workspace, out)
     else:

@@ -14,7 +14,7 @@ import numpy as np
 from .batch import BLOCKS_PER_THREAD
 from .frame_jacobian import frame_acceleration_bias, frame_jacobian, frame_velocity
 from .frames import frame_placement
-from .model import workspace_size
+from .model import unowned, workspace_size
 from .spatial import njit
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 
@@ -34,6 +34,8 @@ def evaluate(algorithm, reals, ints, frame_ints, frame_reals, rows, damping, Q, 
     """
     S = Q.shape[0]
     blocks = min(S, BLOCKS_PER_THREAD * threads)
+    reals, ints, frame_ints, frame_reals, rows, Q, QD, OUT, STATUS = unowned(
+        (reals, ints, frame_ints, frame_reals, rows, Q, QD, OUT, STATUS))   # shared, uncounted
     for block in numba.prange(blocks):
         _block(algorithm, reals, ints, frame_ints, frame_reals, rows, damping, Q, QD, OUT,
                STATUS, block * S // blocks, (block + 1) * S // blocks)

@@ -211,7 +211,8 @@ def _cross(x0, x1, x2, y0, y1, y2):
 @numba.njit([types.int64(*MODEL, state, MATRIX) for state in STATES], **CHECKED)
 def frame_jacobian_checked(reals, ints, buffer, q, J):
     """Run :func:`frame_jacobian` as :func:`.frames.frame_placement_checked` does."""
-    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
+    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
+        reals, ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status
@@ -222,7 +223,8 @@ def frame_jacobian_checked(reals, ints, buffer, q, J):
 @numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
 def frame_velocity_checked(reals, ints, buffer, q, qd, v):
     """Run :func:`frame_velocity` as :func:`.frames.frame_placement_checked` does."""
-    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
+    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
+        reals, ints, buffer)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status
@@ -233,7 +235,8 @@ def frame_velocity_checked(reals, ints, buffer, q, qd, v):
 @numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
 def frame_acceleration_bias_checked(reals, ints, buffer, q, qd, a):
     """Run :func:`frame_acceleration_bias` as :func:`.frames.frame_placement_checked` does."""
-    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
+    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
+        reals, ints, buffer)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status

@@ -33,7 +33,7 @@ from numba import types
 import numpy as np
 
 from .kinematics import placements
-from .model import data_arrays, model_arrays
+from .model import data_arrays, model_arrays, unowned
 from .spatial import njit, njit_inline
 
 #: A frame's named views (:func:`frame_arrays`): the ``reference`` code of its
@@ -185,12 +185,18 @@ def frame_workspace(buffers, size):
 
 
 @njit_inline
-def split_frame_workspace(ints, buffer):
-    """Return (frame_ints, frame_reals, workspace) of a :func:`frame_workspace` (views)."""
+def split_frame_workspace(reals, ints, buffer):
+    """
+    Return (reals, ints, frame_ints, frame_reals, workspace) of a :func:`frame_workspace`.
+
+    Views, and the model's buffers, on :func:`.model.unowned`: for the checked entries,
+    whose arguments they are.
+    """
+    reals, ints, buffer = unowned(reals), unowned(ints), unowned(buffer)
     n_bodies = ints.shape[1]
     m = 3 + buffer[:3].view(np.int64)[2] + 2 * n_bodies      # 3 + s + 2 n_bodies
     k = 12 + 2 * n_bodies
-    return buffer[:m].view(np.int64), buffer[m:m + k], buffer[m + k:]
+    return reals, ints, buffer[:m].view(np.int64), buffer[m:m + k], buffer[m + k:]
 
 
 @njit_inline
@@ -227,7 +233,8 @@ def frame_placement_checked(reals, ints, buffer, q, T):
     For the API's fast path, on a thread's :func:`frame_workspace`: 1 if q is not of
     length n, 2 if it is not finite, 3 if the result is not.
     """
-    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
+    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
+        reals, ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status

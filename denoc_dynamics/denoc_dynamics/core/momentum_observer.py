@@ -78,7 +78,7 @@ import math
 import numpy as np
 
 from .kinematics import kinematics
-from .model import data_arrays, model_arrays
+from .model import data_arrays, model_arrays, unowned
 from .momentum import momentum_sweeps
 from .spatial import njit
 
@@ -104,6 +104,7 @@ def observer_step(reals, ints, G, offset, q, qd, tau, dt, K, zero_order, first, 
     ``first``: this sample only starts the observer (module doc).
     """
     n = q.shape[0]
+    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
     p, ct_qd, g = state[P_NOW], state[CT_QD], state[GRAVITY]
     if G.shape[0] == 0:
         model, data = model_arrays(reals, ints), data_arrays(workspace, n)

@@ -316,7 +316,8 @@ def task_space_inertia_checked(reals, ints, buffer, rows, q, damping, Lambda):
 
     4 for a frame on the base, 10 + j where its row j is singular.
     """
-    frame_ints, frame_reals, workspace = split_frame_workspace(ints, buffer)
+    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
+        reals, ints, buffer)
     status = bad_state(frame_ints, q, q)
     if status:
         return status

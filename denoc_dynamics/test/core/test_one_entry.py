@@ -9,14 +9,19 @@ The one entry of every Robot call, the O(n^2) inverse, the gravity and energy pa
 * the one-state route and the checked route give the same numbers to the bit, for
   arrays that are read-only, strided, of integers, lists, and on a new thread; bad
   input takes the checked route and its errors, whatever the call;
-* the mimic map is public and gives q_b = G q + b.
+* the mimic map is public and gives q_b = G q + b;
+* the entries' buffers without reference counts (``unowned``) are the same memory, and
+  a kernel on them gives the numbers of the same kernel on counted arrays, to the bit.
 """
 
 import threading
 
 from denoc_dynamics import load_urdf
+from denoc_dynamics.core import call
+from denoc_dynamics.core.model import unowned
 from denoc_dynamics.resources import bundled_urdf
 from denoc_dynamics.sample_urdfs import random_chain_urdf, random_tree_urdf
+import numba
 import numpy as np
 import pytest
 
@@ -156,3 +161,43 @@ def test_the_mimic_map_is_public():
     for m in followers:
         leader = robot.body_joint_names[mimic.leader[m]]
         assert robot.mimic_joints[robot.body_joint_names[m]] == (leader, mimic.a[m], mimic.b[m])
+
+
+@numba.njit
+def _write_through_unowned(a, b):
+    """Write through unowned views of a and of the tuple (a, None, b, 2.0); return sums."""
+    view = unowned(a)
+    view[0] = 5.0
+    items = unowned((a, None, b, 2.0))
+    items[2][1, 1] = -1.0
+    return view.sum() + items[0][1] + items[3], items[1] is None
+
+
+def test_unowned_views_are_the_same_memory():
+    a, b = np.arange(4.0), np.zeros((2, 3))
+    total, none_kept = _write_through_unowned(a, b)
+    assert a.tolist() == [5.0, 1.0, 2.0, 3.0]
+    assert b[1, 1] == -1.0 and np.count_nonzero(b) == 1
+    assert total == 11.0 + 1.0 + 2.0 and none_kept
+
+
+@pytest.mark.parametrize('name', ['denoc_arm7', 'denoc_arm7_gripper', 'tree15', 'tree30'])
+@pytest.mark.parametrize('call_name', ['inverse_dynamics', 'forward_dynamics', 'udu',
+                                       'inverse_inertia_matrix', 'gravity_torques'])
+def test_the_entries_uncounted_buffers_give_the_counted_numbers(name, call_name):
+    """call.run on the robot's own (counted) arrays against the API's entry."""
+    robot = ROBOTS[name]
+    code = {'inverse_dynamics': call.INVERSE_DYNAMICS, 'forward_dynamics':
+            robot.fd_algorithms['denoc'], 'udu': call.UDU,
+            'inverse_inertia_matrix': call.INVERSE_INERTIA,
+            'gravity_torques': call.GRAVITY}[call_name]
+    rng = np.random.default_rng(7)
+    q, qd, x = rng.uniform(-1.0, 1.0, (3, robot.n))
+    rows = {0: 1, 2: 2, 'n': robot.n, 'n+1': robot.n + 1}[call.ROWS[code]]
+    counted = np.empty((rows, robot.n))
+    no_wrenches = np.zeros((robot.n_bodies, 6))         # w - 0 = w: as None, to the bit
+    call.run(code, robot.model.reals, robot.model.ints, q, qd, x, no_wrenches,
+             robot.model.data(), counted)
+    api = CALLS[call_name](robot, q, qd, x)
+    api = api.reshape(counted.shape)
+    assert np.array_equal(api, counted)
