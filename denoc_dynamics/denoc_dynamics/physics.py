@@ -390,10 +390,10 @@ def stage(reals, ints, workspace, joint, loads, passive, q, qd, tau, tau_stage, 
     Set qdd = FD(q, qd, tau (+ passive(q, qd) with ``passive``)) by Saha's O(n) sweeps.
 
     The core's one forward dynamics (:func:`.core.mimic.forward_dynamics`: 002 eqs.
-    14-19, with the mimic joints' k x k system), called on flat arrays: numba
-    reference-counts every array of the tuples that a compiled call takes, so the step
-    hands no named views down.  The link wrenches and the wall enter as its external
-    wrenches, at the bodies' state (:mod:`.link_loads`), from the one kinematics pass
+    14-19, with the mimic joints' k x k system), called on flat arrays as the core's
+    kernels are (the buffers that :func:`advance` took on :func:`.core.model.unowned`,
+    which numba does not reference-count).  The link wrenches and the wall enter as its
+    external wrenches, at the bodies' state (:mod:`.link_loads`), from the one kinematics pass
     of the stage (:func:`.core.mimic.accelerations_at`; a tree without mimic joints,
     whose bodies are its coordinates, :func:`.core.forward_dynamics.sweeps_at`, the
     same numbers without the copies to and from the bodies); without them, no wrench

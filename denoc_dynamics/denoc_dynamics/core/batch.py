@@ -47,8 +47,7 @@ def evaluate(algorithm, reals, ints, Q, X1, X2, F, OUT, threads):
     S = Q.shape[0]
     blocks = min(S, BLOCKS_PER_THREAD * threads)
     # no reference counts on the arrays that every thread reads (:func:`.model.unowned`)
-    reals, ints, Q, X1, X2, F, OUT = (unowned(reals), unowned(ints), unowned(Q), unowned(X1),
-                                      unowned(X2), unowned(F), unowned(OUT))
+    reals, ints, Q, X1, X2, F, OUT = unowned((reals, ints, Q, X1, X2, F, OUT))
     for block in numba.prange(blocks):
         _block(algorithm, reals, ints, Q, X1, X2, F, OUT, block * S // blocks,
                (block + 1) * S // blocks)

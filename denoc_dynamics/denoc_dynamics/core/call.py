@@ -236,7 +236,7 @@ def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
     n = out.shape[-1]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
-    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
+    reals, ints, workspace = unowned((reals, ints, workspace))
     if out.ndim == 1:          # a constant of each signature: numba compiles one branch
         run_vector_entry(algorithm, reals, ints, q, x1, x2, workspace, out)
     else:
@@ -254,7 +254,7 @@ def call_configuration(algorithm, reals, ints, q, workspace, out):
     """
     if q.shape[0] != out.shape[-1]:
         return False
-    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
+    reals, ints, workspace = unowned((reals, ints, workspace))
     if out.ndim == 1:          # as in call_state
         run_vector_entry(algorithm, reals, ints, q, q, q, workspace, out)
     else:

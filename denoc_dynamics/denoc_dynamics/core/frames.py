@@ -192,7 +192,7 @@ def split_frame_workspace(reals, ints, buffer):
     Views, and the model's buffers, on :func:`.model.unowned`: for the checked entries,
     whose arguments they are.
     """
-    reals, ints, buffer = unowned(reals), unowned(ints), unowned(buffer)
+    reals, ints, buffer = unowned((reals, ints, buffer))
     n_bodies = ints.shape[1]
     m = 3 + buffer[:3].view(np.int64)[2] + 2 * n_bodies      # 3 + s + 2 n_bodies
     k = 12 + 2 * n_bodies

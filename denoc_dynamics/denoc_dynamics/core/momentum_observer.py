@@ -104,7 +104,7 @@ def observer_step(reals, ints, G, offset, q, qd, tau, dt, K, zero_order, first, 
     ``first``: this sample only starts the observer (module doc).
     """
     n = q.shape[0]
-    reals, ints, workspace = unowned(reals), unowned(ints), unowned(workspace)
+    reals, ints, workspace = unowned((reals, ints, workspace))
     p, ct_qd, g = state[P_NOW], state[CT_QD], state[GRAVITY]
     if G.shape[0] == 0:
         model, data = model_arrays(reals, ints), data_arrays(workspace, n)

@@ -142,7 +142,7 @@ def regressor_checked(reals, ints, A, q, qd, qdd, workspace, Y):
         return 1
     if not_finite(q) or not_finite(qd) or not_finite(qdd):
         return 2
-    reals, ints, A, workspace = unowned(reals), unowned(ints), unowned(A), unowned(workspace)
+    reals, ints, A, workspace = unowned((reals, ints, A, workspace))
     regressor(reals, ints, A, q, qd, qdd, workspace, Y)
     return 3 if not_finite(Y) else 0
 
@@ -152,8 +152,7 @@ def regressor_batch(reals, ints, A, Q, QD, QDD, OUT, blocks):
     """OUT[s] = Y at state s, in ``blocks`` blocks of states in parallel (:mod:`.batch`)."""
     S, n = Q.shape
     blocks = min(S, blocks)
-    reals, ints, A, Q, QD, QDD, OUT = (unowned(reals), unowned(ints), unowned(A), unowned(Q),
-                                       unowned(QD), unowned(QDD), unowned(OUT))
+    reals, ints, A, Q, QD, QDD, OUT = unowned((reals, ints, A, Q, QD, QDD, OUT))
     for block in numba.prange(blocks):
         data = np.empty(DATA_REALS * n)
         for s in range(block * S // blocks, (block + 1) * S // blocks):

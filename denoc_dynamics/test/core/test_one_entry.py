@@ -193,8 +193,7 @@ def test_the_entries_uncounted_buffers_give_the_counted_numbers(name, call_name)
             'gravity_torques': call.GRAVITY}[call_name]
     rng = np.random.default_rng(7)
     q, qd, x = rng.uniform(-1.0, 1.0, (3, robot.n))
-    rows = {0: 1, 2: 2, 'n': robot.n, 'n+1': robot.n + 1}[call.ROWS[code]]
-    counted = np.empty((rows, robot.n))
+    counted = np.empty((max(robot._rows[code], 1), robot.n))     # a vector as one row
     no_wrenches = np.zeros((robot.n_bodies, 6))         # w - 0 = w: as None, to the bit
     call.run(code, robot.model.reals, robot.model.ints, q, qd, x, no_wrenches,
              robot.model.data(), counted)
