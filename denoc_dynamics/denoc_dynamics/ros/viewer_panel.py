@@ -486,9 +486,11 @@ class ControlPanel:
         now = time.monotonic()
         watched = bool(self.viewer.server.get_clients())
         if now - self._last_graph >= 1.0:
-            self._last_graph = now
-            self.graph.refresh()
-            self._show_sections()
+            try:
+                self.graph.refresh()
+                self._show_sections()
+            finally:               # after the sections: a reader of it sees them shown
+                self._last_graph = now
         if self.width_touched is not None and now - self.width_touched >= REST:
             self.width_touched = None
             self._grip(self.width.value)

@@ -250,7 +250,9 @@ def test_pause_play_and_reset_act_on_the_viewer_namespace_only(rig):
     assert panel.sim.available and all(h.visible for h in panel.sim.controls)
     panel._set_paused(True)
     assert wait_for(lambda: arm.sim.paused, timeout=10.0)
-    assert panel.mode == 'paused' and not other.sim.paused
+    # the panel learns the mode from the service's response, which comes after
+    assert wait_for(lambda: panel.mode == 'paused', timeout=10.0), panel.mode
+    assert not other.sim.paused
     t = arm.sim.t
     time.sleep(0.3)
     assert arm.sim.t == t                     # the simulated time stands still
@@ -367,15 +369,18 @@ def test_dragging_the_handle_pushes_the_tip_with_a_spring_force_in_its_frame(rig
     T = rig.viewer.link_pose(feel.link)
     np.testing.assert_allclose(T[:3, :3] @ listener.force(), k * d, atol=0.05 * k * 0.12)
     drag(feel, 'update', T[:3, 3] + np.array([10.0, 0.0, 0.0]))    # far: capped
-    time.sleep(0.3)
-    assert np.linalg.norm(listener.force()) == pytest.approx(
-        rig.viewer.panel_settings['drag_max_force'], rel=1e-9)
+    limit = rig.viewer.panel_settings['drag_max_force']
+    # the next 10 Hz tick publishes it (on a loaded machine, later than 0.1 s)
+    assert wait_for(lambda: np.linalg.norm(listener.force()) > k * 0.12 * 1.5,
+                    timeout=5.0), listener.force()
+    assert np.linalg.norm(listener.force()) == pytest.approx(limit, rel=1e-9)
     drag(feel, 'end', T[:3, 3])
-    time.sleep(0.4)                           # one zero wrench, then nothing
+    # one zero wrench, then nothing
+    assert wait_for(lambda: not np.any(listener.force()), timeout=5.0), listener.force()
     count = len(listener.messages)
-    assert not np.any(listener.force())
     time.sleep(0.4)
     assert len(listener.messages) == count
+    assert not np.any(listener.force())
 
 
 def test_a_wrench_reading_is_drawn_at_its_link_in_the_base_frame(rig):
@@ -458,17 +463,27 @@ def test_the_viewer_refuses_an_absolute_simulator_name():
 
 
 # --- against the real interfaces ------------------------------------------------------
-def settled_effort(sim, period=0.3, timeout=10.0):
-    """Return the sim's joint torques once they changed less than 1e-3 N m over ``period``."""
+def settled_effort(sim, period=0.3, timeout=30.0):
+    """
+    Return the sim's joint torques once they changed less than 1e-3 N m over ``period``.
+
+    Over ``period`` of simulated time, twice in a row: the nodes share one process
+    here, and on a loaded machine its simulation runs well below real time (at moments
+    a tenth of it), so that wall-clock windows can see a simulation standing still.
+    """
     deadline = time.monotonic() + timeout
-    previous = np.array(sim.sim.joint_torque, dtype=float)
-    while time.monotonic() < deadline:
-        time.sleep(period)
-        now = np.array(sim.sim.joint_torque, dtype=float)
-        if np.abs(now - previous).max() < 1e-3:
-            return now
+    previous, t = np.array(sim.sim.joint_torque, dtype=float), sim.sim.t
+    now, still, changes = previous, 0, []
+    while time.monotonic() < deadline and still < 2:
+        time.sleep(0.05)
+        if sim.sim.t - t < period:
+            continue
+        now, t = np.array(sim.sim.joint_torque, dtype=float), sim.sim.t
+        changes.append(float(np.abs(now - previous).max()))
+        still = still + 1 if changes[-1] < 1e-3 else 0
         previous = now
-    raise AssertionError(f'the efforts did not settle: {previous} -> {now}')
+    assert still == 2, f'the efforts did not settle: {now}, changes {changes}'
+    return now
 
 
 def test_the_drag_pushes_the_simulated_arm_and_the_estimate_in_the_plot_feels_it():
@@ -736,8 +751,10 @@ def test_step_10_in_chromium_advances_10_physics_steps(browser, tmp_path, ros2_m
         box.fill('10')
         button(page, 'Step').click()
         page.wait_for_text('stepped 10')
+        # 10 steps of 1 ms (physics_rate 1000), once the clock's message is in; no more
+        assert wait_for(lambda: reader.t - t >= 10 * 1_000_000, timeout=10.0), reader.t - t
         time.sleep(0.5)
-        assert reader.t - t == 10 * 1_000_000   # 10 steps of 1 ms (physics_rate 1000)
+        assert reader.t - t == 10 * 1_000_000
     finally:
         if page is not None:
             page.close()
@@ -785,11 +802,12 @@ def test_a_browser_closed_mid_drag_stops_the_push(browser, tmp_path):  # noqa: F
         page.close()
         page = None
         assert wait_for(lambda: feel.dragging is None, timeout=20.0)
-        time.sleep(0.5)
+        # one zero wrench, then nothing
+        assert wait_for(lambda: not np.any(listener.force()), timeout=5.0), listener.force()
         count = len(listener.messages)
-        assert not np.any(listener.force())   # one zero wrench, then nothing
         time.sleep(0.5)
         assert len(listener.messages) == count
+        assert not np.any(listener.force())
     finally:
         if page is not None:
             page.close()
