@@ -36,6 +36,7 @@ to the server, so every browser sees and drives the same state.
 """
 
 import math
+import threading
 import time
 from typing import Dict, List, Optional
 
@@ -137,6 +138,9 @@ class ControlPanel:
         self.sliders: Dict[str, object] = {}
         self.targets: Dict[str, float] = {}
         self.touched = -math.inf         # monotonic time of the last slider change
+        # a browser's slider change (viser's thread) against the sliders following the
+        # arm (the executor's): a change must not be overwritten by the arm's position
+        self.slider_lock = threading.RLock()
         self.sent_touch = -math.inf      # the change last sent
         self.last_follow = -math.inf
         self.ramp = None                 # (start time, q0, q1, duration) of a JointState move
@@ -364,9 +368,10 @@ class ControlPanel:
             self.rejected += 1
             return
         slider = event.target            # and within the limits, whatever it says
-        self.targets[name] = min(max(value, slider.min), slider.max)
-        self.touched = time.monotonic()
-        self.busy_until = math.inf
+        with self.slider_lock:
+            self.targets[name] = min(max(value, slider.min), slider.max)
+            self.touched = time.monotonic()
+            self.busy_until = math.inf
 
     def _move_time(self) -> float:
         return max(0.1, float(self.move_time.value))
@@ -416,13 +421,14 @@ class ControlPanel:
                 self.sent_touch = self.touched
                 if not self.send_move(self._move_time()):
                     self.busy_until = -math.inf
-        if watched and now > self.busy_until and self.touched <= self.sent_touch:
-            for name, slider in self.sliders.items():   # show where the arm is
-                value = min(max(self.viewer.positions.get(name, 0.0), slider.min),
-                            slider.max)
-                if abs(slider.value - value) > 5e-4:
-                    slider.value = round(value, 3)
-                self.targets[name] = value
+        with self.slider_lock:
+            if watched and now > self.busy_until and self.touched <= self.sent_touch:
+                for name, slider in self.sliders.items():   # show where the arm is
+                    value = min(max(self.viewer.positions.get(name, 0.0), slider.min),
+                                slider.max)
+                    if abs(slider.value - value) > 5e-4:
+                        slider.value = round(value, 3)
+                    self.targets[name] = value
 
     def on_controller_status(self, msg):
         """Take the controller's joints from its ``~/status`` (for the trajectories)."""
