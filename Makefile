@@ -6,6 +6,7 @@
 #                then pytest over denoc_dynamics/test against install/
 #   make run     venv + build, then the all-in-one simulated arm (ARGS='...' passed on)
 #   make bench   venv + build, then benchmarks/run_all.py (ARGS='...' passed on)
+#   make numba-oldest  the tests of the core on numba 0.58.1 / numpy 1.26 (Ubuntu 24.04's)
 #   make clean   remove build/ install/ log/        (make distclean: also .venv)
 #
 # Every command that needs the ROS environment goes through .ci/env.sh, which
@@ -74,7 +75,7 @@ LAUNCH_STAMP := $(VENV)/.denoc-ros2-launch-stamp
 HAVE_LAUNCH_STACK := $(wildcard $(LAUNCH_STACK)/install.sh)
 LAUNCH_SPEC = $(shell cd "$(LAUNCH_STACK)" && md5sum install.sh && ls wheels)
 
-.PHONY: venv build browser launch-stack ros2-msgs test run bench clean distclean
+.PHONY: venv build browser launch-stack ros2-msgs test numba-oldest run bench clean distclean
 
 venv:
 	@if [ -f "$(VENV_STAMP)" ] && [ "$$(cat '$(VENV_STAMP)')" = "$(VENV_SPEC)" ] \
@@ -197,6 +198,39 @@ test: build browser launch-stack ros2-msgs
 	cd denoc_dynamics && DENOC_REQUIRE_LAUNCH_TESTS=$(if $(HAVE_LAUNCH_STACK),required,) \
 	  DENOC_REQUIRE_ROS2_MSGS=$(if $(HAVE_ROS2_MSGS),required,) \
 	  $(ENV) "$(VENV)/bin/pytest" $(TESTS) $(PYTEST_ARGS)
+
+# The oldest numba the package runs on: Ubuntu 24.04's python3-numba 0.58.1 with its
+# numpy 1.26 (what rosdep installs; the core compiles there without numba's own
+# inlining, core/spatial.py).  A venv of their own in build/ with what the tests of
+# the core, the URDF reader and the simulation import, the kernels compiled from the
+# source tree into a cache of their own (about 3 minutes and 2 GB), those tests run
+# there but for the nodes' (marked ros: they need the colcon-built interfaces);
+# Pinocchio's comparisons skip (its wheels need numpy 2), everything else must pass.
+# .ci/run runs it after make test.
+OLD_NUMBA_VENV := $(CURDIR)/build/venv-numba-0.58
+OLD_NUMBA_PKGS := numba==0.58.1 numpy==1.26.4 scipy==1.11.4 lxml pytest hypothesis \
+	ros-domain-coordinator==0.12.0 $(ROS_PKGS)
+OLD_NUMBA_TESTS ?= test/core test/urdf test/sim
+
+numba-oldest:
+	@if [ ! -x "$(OLD_NUMBA_VENV)/bin/python" ]; then \
+	  echo "numba-oldest: creating $(OLD_NUMBA_VENV)"; $(PYTHON) -m venv "$(OLD_NUMBA_VENV)"; \
+	fi; \
+	"$(OLD_NUMBA_VENV)/bin/python" -m pip install --disable-pip-version-check -q \
+	  $(OLD_NUMBA_PKGS) 2>&1 | $(PIPFILTER)
+	@echo "numba-oldest: $$("$(OLD_NUMBA_VENV)/bin/python" -c 'import numba, numpy; \
+	  print("numba", numba.__version__, "numpy", numpy.__version__)'), the kernels compiled" \
+	  "at first use (minutes)"
+	cd denoc_dynamics && ld="$(OLD_NUMBA_VENV)/lib"; \
+	for d in "$(OLD_NUMBA_VENV)"/lib/python3*/site-packages/ros_*.libs; do ld="$$ld:$$d"; done; \
+	env -u PYTHONPATH -u AMENT_PREFIX_PATH LD_LIBRARY_PATH="$$ld" \
+	  _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 AMENT_PREFIX_PATH="$(OLD_NUMBA_VENV)" \
+	  RMW_IMPLEMENTATION=rmw_fastrtps_cpp OPENBLAS_NUM_THREADS=1 \
+	  PYTHONPATH="$(CURDIR)/denoc_dynamics" DENOC_TEST_FROM_SOURCE=1 \
+	  NUMBA_CACHE_DIR="$(CURDIR)/build/numba-cache-0.58" \
+	  "$(OLD_NUMBA_VENV)/bin/python" -m pytest -p no:cacheprovider -q -m 'not ros' \
+	  $(OLD_NUMBA_TESTS) \
+	  $(PYTEST_ARGS)
 
 run: build ros2-msgs
 	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \

@@ -40,15 +40,11 @@ from .core.kinematics import kinematics
 from .core.mimic import accelerations_at, constrained_cholesky, forward_dynamics, place_bodies
 from .core.mimic import unit_response as mimic_unit_response
 from .core.model import data_arrays, mimic_arrays, model_arrays, unowned
+# the physics kernels as the core's: cached, IEEE arithmetic; the small parts inlined
+from .core.spatial import njit, njit_inline
 from .link_loads import link_wrenches, Loads
 from .servo import EFFORT, VELOCITY
 from .stop_impact import impact_velocity
-
-#: The physics kernels: compiled once into numba's cache, IEEE arithmetic (no fastmath).
-njit = numba.njit(cache=True, error_model='numpy')
-
-#: The small parts of the step, inlined into their callers (no call, no views passed).
-njit_inline = numba.njit(cache=True, error_model='numpy', inline='always')
 
 #: Rows of :attr:`Physics.joint`, one column per coordinate.
 (LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION, FRICTION_VELOCITY,

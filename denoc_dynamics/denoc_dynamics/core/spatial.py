@@ -22,9 +22,18 @@ import numba
 #: (it is not faster here either).
 njit = numba.njit(cache=True, error_model='numpy')
 
+#: numba's inlining at its own level (``inline='always'``), or ``'never'`` before numba
+#: 0.68: numba 0.58.1 (Ubuntu 24.04's ``python3-numba``) grows its compiler's memory
+#: faster than linearly with each level inlined (the kinematics alone 1.35 GB, every
+#: kernel inlined into :func:`.call.call_state` past 24 GB); there the helpers are
+#: compiled as functions and LLVM inlines what it chooses: the same results, the core
+#: compiled in about 3 minutes and 2 GB, each call slower.  Versions in between are
+#: not checked and take the safe side.
+INLINE = 'always' if numba.version_info.short >= (0, 68) else 'never'
+
 #: The small helpers below, inlined into the kernels at numba's level (no call, no
 #: array views passed).
-njit_inline = numba.njit(cache=True, error_model='numpy', inline='always')
+njit_inline = numba.njit(cache=True, error_model='numpy', inline=INLINE)
 
 
 @njit_inline
