@@ -203,7 +203,8 @@ test: build browser launch-stack ros2-msgs
 # numpy 1.26 (what rosdep installs; the core compiles there without numba's own
 # inlining, core/spatial.py).  A venv of their own in build/ with what the tests of
 # the core, the URDF reader and the simulation import, the kernels compiled from the
-# source tree into a cache of their own (about 3 minutes and 2 GB), those tests run
+# source tree into a cache of their own first (denoc-dynamics compile, as make build
+# does: a test measures a fresh process's memory; about 3 minutes and 2 GB), those tests run
 # there but for the nodes' (marked ros: they need the colcon-built interfaces);
 # Pinocchio's comparisons skip (its wheels need numpy 2), everything else must pass.
 # .ci/run runs it after make test.
@@ -219,18 +220,17 @@ numba-oldest:
 	"$(OLD_NUMBA_VENV)/bin/python" -m pip install --disable-pip-version-check -q \
 	  $(OLD_NUMBA_PKGS) 2>&1 | $(PIPFILTER)
 	@echo "numba-oldest: $$("$(OLD_NUMBA_VENV)/bin/python" -c 'import numba, numpy; \
-	  print("numba", numba.__version__, "numpy", numpy.__version__)'), the kernels compiled" \
-	  "at first use (minutes)"
+	  print("numba", numba.__version__, "numpy", numpy.__version__)'), the kernels into" \
+	  "their cache first, as make build does (first time: minutes)"
 	cd denoc_dynamics && ld="$(OLD_NUMBA_VENV)/lib"; \
 	for d in "$(OLD_NUMBA_VENV)"/lib/python3*/site-packages/ros_*.libs; do ld="$$ld:$$d"; done; \
-	env -u PYTHONPATH -u AMENT_PREFIX_PATH LD_LIBRARY_PATH="$$ld" \
-	  _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 AMENT_PREFIX_PATH="$(OLD_NUMBA_VENV)" \
+	run="env -u PYTHONPATH -u AMENT_PREFIX_PATH LD_LIBRARY_PATH=$$ld \
+	  _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 AMENT_PREFIX_PATH=$(OLD_NUMBA_VENV) \
 	  RMW_IMPLEMENTATION=rmw_fastrtps_cpp OPENBLAS_NUM_THREADS=1 \
-	  PYTHONPATH="$(CURDIR)/denoc_dynamics" DENOC_TEST_FROM_SOURCE=1 \
-	  NUMBA_CACHE_DIR="$(CURDIR)/build/numba-cache-0.58" \
-	  "$(OLD_NUMBA_VENV)/bin/python" -m pytest -p no:cacheprovider -q -m 'not ros' \
-	  $(OLD_NUMBA_TESTS) \
-	  $(PYTEST_ARGS)
+	  PYTHONPATH=$(CURDIR)/denoc_dynamics DENOC_TEST_FROM_SOURCE=1 \
+	  NUMBA_CACHE_DIR=$(CURDIR)/build/numba-cache-0.58 $(OLD_NUMBA_VENV)/bin/python"; \
+	$$run -m denoc_dynamics.cli compile; \
+	$$run -m pytest -p no:cacheprovider -q -m 'not ros' $(OLD_NUMBA_TESTS) $(PYTEST_ARGS)
 
 run: build ros2-msgs
 	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \
