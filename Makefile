@@ -222,15 +222,12 @@ numba-oldest:
 	@echo "numba-oldest: $$("$(OLD_NUMBA_VENV)/bin/python" -c 'import numba, numpy; \
 	  print("numba", numba.__version__, "numpy", numpy.__version__)'), the kernels into" \
 	  "their cache first, as make build does (first time: minutes)"
-	cd denoc_dynamics && ld="$(OLD_NUMBA_VENV)/lib"; \
-	for d in "$(OLD_NUMBA_VENV)"/lib/python3*/site-packages/ros_*.libs; do ld="$$ld:$$d"; done; \
-	run="env -u PYTHONPATH -u AMENT_PREFIX_PATH LD_LIBRARY_PATH=$$ld \
-	  _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 AMENT_PREFIX_PATH=$(OLD_NUMBA_VENV) \
-	  RMW_IMPLEMENTATION=rmw_fastrtps_cpp OPENBLAS_NUM_THREADS=1 \
-	  PYTHONPATH=$(CURDIR)/denoc_dynamics DENOC_TEST_FROM_SOURCE=1 \
-	  NUMBA_CACHE_DIR=$(CURDIR)/build/numba-cache-0.58 $(OLD_NUMBA_VENV)/bin/python"; \
-	$$run -m denoc_dynamics.cli compile; \
-	$$run -m pytest -p no:cacheprovider -q -m 'not ros' $(OLD_NUMBA_TESTS) $(PYTEST_ARGS)
+	cd denoc_dynamics && export DENOC_TEST_FROM_SOURCE=1 \
+	  NUMBA_CACHE_DIR="$(CURDIR)/build/numba-cache-0.58" VENV="$(OLD_NUMBA_VENV)" \
+	  INSTALL_DIR=source; \
+	../.ci/env.sh python -m denoc_dynamics.cli compile; \
+	../.ci/env.sh python -m pytest -p no:cacheprovider -q -m 'not ros' $(OLD_NUMBA_TESTS) \
+	  $(PYTEST_ARGS)
 
 run: build ros2-msgs
 	@exe=install/denoc_dynamics/lib/denoc_dynamics/denoc_sim_arm; \

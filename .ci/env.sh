@@ -9,7 +9,9 @@
 #
 # Inputs (environment, all optional):
 #   VENV           the virtualenv holding the ROS wheels   (default: <repo>/.venv)
-#   INSTALL_DIR    the colcon install space                (default: <repo>/install)
+#   INSTALL_DIR    the colcon install space                (default: <repo>/install),
+#                  or 'source': none, the package from the source tree on PYTHONPATH
+#                  (make numba-oldest, whose venv has the ROS wheels but no build)
 # ROS_DOMAIN_ID and ROS_AUTOMATIC_DISCOVERY_RANGE are left as the caller has them:
 # `make run` must be visible from a second terminal on the default domain.  The tests
 # isolate themselves (test/ros_helpers.py: a domain_coordinator domain, localhost).
@@ -18,13 +20,15 @@ set -eo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$(cd "${VENV:-$ROOT/.venv}" && pwd)"
-INSTALL_DIR="$(cd "${INSTALL_DIR:-$ROOT/install}" && pwd)"
+if [ "$INSTALL_DIR" != source ]; then
+  INSTALL_DIR="$(cd "${INSTALL_DIR:-$ROOT/install}" && pwd)"
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "env.sh: no virtualenv at $VENV (run 'make venv')" >&2
   exit 2
 fi
-if [ ! -f "$INSTALL_DIR/setup.sh" ]; then
+if [ "$INSTALL_DIR" != source ] && [ ! -f "$INSTALL_DIR/setup.sh" ]; then
   echo "env.sh: no colcon install space at $INSTALL_DIR (run 'make build')" >&2
   exit 2
 fi
@@ -52,9 +56,13 @@ export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
 export AMENT_PREFIX_PATH="$VENV"
 export CMAKE_PREFIX_PATH="$VENV"
 unset PYTHONPATH COLCON_PREFIX_PATH
-COLCON_CURRENT_PREFIX="$INSTALL_DIR" . "$INSTALL_DIR/setup.sh"
-unset COLCON_CURRENT_PREFIX
-export PATH="$INSTALL_DIR/denoc_dynamics/lib/denoc_dynamics:$PATH"  # the console scripts
+if [ "$INSTALL_DIR" = source ]; then
+  export PYTHONPATH="$ROOT/denoc_dynamics"
+else
+  COLCON_CURRENT_PREFIX="$INSTALL_DIR" . "$INSTALL_DIR/setup.sh"
+  unset COLCON_CURRENT_PREFIX
+  export PATH="$INSTALL_DIR/denoc_dynamics/lib/denoc_dynamics:$PATH"  # the console scripts
+fi
 
 # 4. Runtime settings for ROS 2 and numerics.
 export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
