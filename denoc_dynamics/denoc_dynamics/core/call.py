@@ -32,14 +32,15 @@ from .composite_body import composite_body
 from .energy import energies
 from .forward_dynamics import cholesky, cholesky_solve, forward_dynamics
 from .forward_dynamics import forward_dynamics_cholesky
-from .frames import CHECKED, MATRIX, MODEL, not_finite, STATES, VECTOR
+from .frames import CHECKED, MATRIX, not_finite, STATES, VECTOR
 from .gim import inertia_matrix
 from .gravity import gravity_torques
 from .inverse_dynamics import bias_forces, inverse_dynamics
 from .inverse_inertia import analytical_inverse_inertia_matrix, inverse_inertia_matrix
 from .mimic import constrained_cholesky, project, to_bodies, to_coordinates
 from .mimic import forward_dynamics as forward_dynamics_mimic
-from .model import data_arrays, mimic_arrays, model_arrays, unowned
+from .model import data_arrays, hold, mimic_arrays, model_arrays, open_model, unowned
+from .model import workspace_size
 from .spatial import njit, njit_inline
 from .udu import eliminate, udu
 
@@ -202,7 +203,7 @@ def _signatures(rates):
     dispatcher finds an exact match at once; any other float64 vector (read only,
     strided) converts to the any-layout signature, which takes microseconds longer.
     """
-    return [types.boolean(types.int64, *MODEL[:2], *(state,) * (1 + rates), VECTOR, out)
+    return [types.boolean(types.int64, VECTOR, *(state,) * (1 + rates), out)
             for out in (VECTOR, MATRIX) for state in STATES]
 
 
@@ -224,42 +225,57 @@ def run_matrix_entry(algorithm, reals, ints, q, x1, x2, workspace, out):
         run_mimic(algorithm, reals, ints, q, x1, x2, None, workspace, out)
 
 
+@njit_inline
+def open_entry(model, n):
+    """
+    Return (reals, ints, workspace) of an entry's call: the model's buffer opened.
+
+    The buffer's views on :func:`.model.unowned` (:func:`.model.open_model`) and a
+    workspace for n coordinates allocated here (a few hundred bytes at n = 7: cheaper
+    than passing a thread's own from Python).  The entry runs the kernels on an
+    unowned view of it and returns its result through :func:`.model.hold`.
+    """
+    reals, ints = open_model(model)
+    return reals, ints, np.empty(workspace_size(ints.shape[1], n))
+
+
 @numba.njit(_signatures(2), **CHECKED)
-def call_state(algorithm, reals, ints, q, x1, x2, workspace, out):
+def call_state(algorithm, model, q, x1, x2, out):
     """
     :func:`run` at one state without external wrenches, out (n,) or (rows, n); True if good.
 
-    False, with nothing else done, if q, x1 or x2 is not of length n; False after the
-    run if out is not finite.  The caller's full checks then say why.  The model and
-    the workspace are passed on :func:`.model.unowned` (no reference counts).
+    ``model`` the model's buffer (:attr:`.model.Model.buffer`).  False, with nothing
+    else done, if q, x1 or x2 is not of length n; False after the run if out is not
+    finite.  The caller's full checks then say why.
     """
     n = out.shape[-1]
     if q.shape[0] != n or x1.shape[0] != n or x2.shape[0] != n:
         return False
-    reals, ints, workspace = unowned((reals, ints, workspace))
+    reals, ints, owned = open_entry(model, n)
     if out.ndim == 1:          # a constant of each signature: numba compiles one branch
-        run_vector_entry(algorithm, reals, ints, q, x1, x2, workspace, out)
+        run_vector_entry(algorithm, reals, ints, q, x1, x2, unowned(owned), out)
     else:
-        run_matrix_entry(algorithm, reals, ints, q, x1, x2, workspace, out)
-    return not not_finite(out)
+        run_matrix_entry(algorithm, reals, ints, q, x1, x2, unowned(owned), out)
+    return hold(owned, not not_finite(out))
 
 
 @numba.njit(_signatures(0), **CHECKED)
-def call_configuration(algorithm, reals, ints, q, workspace, out):
+def call_configuration(algorithm, model, q, out):
     """
     :func:`call_state` for an algorithm of q alone (gravity, GIM, UDU^T, I^-1, V).
 
-    Two arrays fewer to pass than with the rates: numba's call costs about 35 ns per
+    Two arrays fewer to pass than with the rates: numba's call costs about 30 ns per
     array argument.
     """
-    if q.shape[0] != out.shape[-1]:
+    n = out.shape[-1]
+    if q.shape[0] != n:
         return False
-    reals, ints, workspace = unowned((reals, ints, workspace))
+    reals, ints, owned = open_entry(model, n)
     if out.ndim == 1:          # as in call_state
-        run_vector_entry(algorithm, reals, ints, q, q, q, workspace, out)
+        run_vector_entry(algorithm, reals, ints, q, q, q, unowned(owned), out)
     else:
-        run_matrix_entry(algorithm, reals, ints, q, q, q, workspace, out)
-    return not not_finite(out)
+        run_matrix_entry(algorithm, reals, ints, q, q, q, unowned(owned), out)
+    return hold(owned, not not_finite(out))
 
 
 def entry_point(dispatcher, out=None):

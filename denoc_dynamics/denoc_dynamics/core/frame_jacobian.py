@@ -47,8 +47,8 @@ from numba import types
 import numpy as np
 
 from .frames import bad_state, CHECKED, frame_arrays, MATRIX, MODEL, not_finite, place_frame
-from .frames import split_frame_workspace, STATES, VECTOR
-from .model import data_arrays, model_arrays
+from .frames import open_frame, STATES, VECTOR
+from .model import data_arrays, hold, model_arrays, unowned
 from .spatial import njit, njit_inline
 
 #: ``reference`` codes of the kernels (:data:`.task_space.REFERENCES`).
@@ -209,36 +209,33 @@ def _cross(x0, x1, x2, y0, y1, y2):
 
 
 @numba.njit([types.int64(*MODEL, state, MATRIX) for state in STATES], **CHECKED)
-def frame_jacobian_checked(reals, ints, buffer, q, J):
+def frame_jacobian_checked(model, frame, q, J):
     """Run :func:`frame_jacobian` as :func:`.frames.frame_placement_checked` does."""
-    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
-        reals, ints, buffer)
+    reals, ints, frame_ints, frame_reals, owned = open_frame(model, frame)
     status = bad_state(frame_ints, q, q)
     if status:
         return status
-    frame_jacobian(reals, ints, frame_ints, frame_reals, q, workspace, J)
-    return 3 if not_finite(J) else 0
+    frame_jacobian(reals, ints, frame_ints, frame_reals, q, unowned(owned), J)
+    return hold(owned, 3 if not_finite(J) else 0)
 
 
 @numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
-def frame_velocity_checked(reals, ints, buffer, q, qd, v):
+def frame_velocity_checked(model, frame, q, qd, v):
     """Run :func:`frame_velocity` as :func:`.frames.frame_placement_checked` does."""
-    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
-        reals, ints, buffer)
+    reals, ints, frame_ints, frame_reals, owned = open_frame(model, frame)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status
-    frame_velocity(reals, ints, frame_ints, frame_reals, q, qd, workspace, v)
-    return 3 if not_finite(v) else 0
+    frame_velocity(reals, ints, frame_ints, frame_reals, q, qd, unowned(owned), v)
+    return hold(owned, 3 if not_finite(v) else 0)
 
 
 @numba.njit([types.int64(*MODEL, state, state, VECTOR) for state in STATES], **CHECKED)
-def frame_acceleration_bias_checked(reals, ints, buffer, q, qd, a):
+def frame_acceleration_bias_checked(model, frame, q, qd, a):
     """Run :func:`frame_acceleration_bias` as :func:`.frames.frame_placement_checked` does."""
-    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
-        reals, ints, buffer)
+    reals, ints, frame_ints, frame_reals, owned = open_frame(model, frame)
     status = bad_state(frame_ints, q, qd)
     if status:
         return status
-    frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, workspace, a)
-    return 3 if not_finite(a) else 0
+    frame_acceleration_bias(reals, ints, frame_ints, frame_reals, q, qd, unowned(owned), a)
+    return hold(owned, 3 if not_finite(a) else 0)

@@ -15,11 +15,11 @@ lambda(i) < i they are among the bodies 0..b, which a frame's kinematics places 
 one loop; its Jacobian then walks the support, root first.
 
 A frame kernel takes the model's buffers and two of the frame's own (Python builds
-them once per frame, :func:`frame_buffers`; numba's call costs per argument; the
-checked one-state entries take them in one buffer with a workspace,
-:func:`frame_workspace`): the
-int64 ``frame_ints`` and the float64 ``frame_reals``, read inside the kernel through
-the named views of :func:`frame_arrays` (a :class:`FrameArrays`).  They carry the
+them once per frame, :func:`frame_buffers`; numba's call costs per argument, and the
+checked one-state entries take the model's in one buffer and the frame's in another,
+:func:`frame_buffer`): the int64 ``frame_ints`` and the float64 ``frame_reals``, read
+inside the kernel through the named views of :func:`frame_arrays` (a
+:class:`FrameArrays`).  They carry the
 support, the offset, the Jacobian's reference and the mimic map: body k's position is
 q_k = a_k q[column_k] + b_k, column_k the coordinate of its leader, (a_k, b_k) = (1, 0)
 and its own coordinate for a coordinate's body; ``leader[k]`` is the leader's body
@@ -33,7 +33,7 @@ from numba import types
 import numpy as np
 
 from .kinematics import placements
-from .model import data_arrays, model_arrays, unowned
+from .model import data_arrays, hold, model_arrays, open_model, unowned, workspace_size
 from .spatial import njit, njit_inline
 
 #: A frame's named views (:func:`frame_arrays`): the ``reference`` code of its
@@ -159,44 +159,46 @@ def frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T):
 
 
 #: The argument types of the checked entries (one state, as the API passes it): the
-#: model's two buffers and a thread's :func:`frame_workspace` (MODEL); a state is a
+#: model's buffer and a frame's :func:`frame_buffer` (MODEL); a state is a
 #: C-ordered float64 vector (STATES[0]) or, converted by numba's dispatch, any other
 #: float64 vector (STATES[1]).
 VECTOR, INTS, MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
-MODEL = (VECTOR, types.int64[:, ::1], VECTOR)
+MODEL = (VECTOR, VECTOR)
 STATES = (VECTOR, types.Array(types.float64, 1, 'A', readonly=True))
 CHECKED = {'cache': True, 'error_model': 'numpy'}
 
 
-def frame_workspace(buffers, size):
+def frame_buffer(buffers):
     """
-    Return one float64 buffer: a frame's (frame_ints, frame_reals), then a workspace.
+    Return a frame's (frame_ints, frame_reals) in one float64 buffer, ints bit for bit.
 
-    frame_ints bit for bit, as :func:`split_frame_workspace` reads them back.  Each
-    thread keeps one per frame for the checked entries: numba's call costs about 0.1 us
-    per array argument, and three arrays in one save two of them.
+    For the checked entries, as :func:`open_frame` reads it back: numba's call costs
+    about 30 ns per array argument.  Constant, shared by every thread.
     """
     frame_ints, frame_reals = buffers
-    m, k = frame_ints.shape[0], frame_reals.shape[0]
-    out = np.zeros(m + k + size)
+    m = frame_ints.shape[0]
+    out = np.empty(m + frame_reals.shape[0])
     out[:m].view(np.int64)[:] = frame_ints
-    out[m:m + k] = frame_reals
+    out[m:] = frame_reals
     return out
 
 
 @njit_inline
-def split_frame_workspace(reals, ints, buffer):
+def open_frame(model, frame):
     """
-    Return (reals, ints, frame_ints, frame_reals, workspace) of a :func:`frame_workspace`.
+    Return (reals, ints, frame_ints, frame_reals, workspace) for a checked entry.
 
-    Views, and the model's buffers, on :func:`.model.unowned`: for the checked entries,
-    whose arguments they are.
+    The model's buffer (:func:`.model.open_model`) and a :func:`frame_buffer`, views on
+    :func:`.model.unowned`; the workspace is allocated here, for the entry to pass on
+    an unowned view and :func:`.model.hold` after the kernel.
     """
-    reals, ints, buffer = unowned((reals, ints, buffer))
+    reals, ints = open_model(model)
+    frame = unowned(frame)
     n_bodies = ints.shape[1]
-    m = 3 + buffer[:3].view(np.int64)[2] + 2 * n_bodies      # 3 + s + 2 n_bodies
-    k = 12 + 2 * n_bodies
-    return reals, ints, buffer[:m].view(np.int64), buffer[m:m + k], buffer[m + k:]
+    m = 3 + frame[:3].view(np.int64)[2] + 2 * n_bodies      # 3 + s + 2 n_bodies
+    frame_ints = frame[:m].view(np.int64)
+    return (reals, ints, frame_ints, frame[m:],
+            np.empty(workspace_size(n_bodies, frame_ints[1])))
 
 
 @njit_inline
@@ -226,17 +228,16 @@ def bad_state(frame_ints, q, qd):
 
 
 @numba.njit([types.int64(*MODEL, state, MATRIX) for state in STATES], **CHECKED)
-def frame_placement_checked(reals, ints, buffer, q, T):
+def frame_placement_checked(model, frame, q, T):
     """
     Run :func:`frame_placement` on one state as the API passes it; 0, or why not.
 
-    For the API's fast path, on a thread's :func:`frame_workspace`: 1 if q is not of
-    length n, 2 if it is not finite, 3 if the result is not.
+    For the API's fast path, on the model's buffer and a :func:`frame_buffer`: 1 if q
+    is not of length n, 2 if it is not finite, 3 if the result is not.
     """
-    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
-        reals, ints, buffer)
+    reals, ints, frame_ints, frame_reals, owned = open_frame(model, frame)
     status = bad_state(frame_ints, q, q)
     if status:
         return status
-    frame_placement(reals, ints, frame_ints, frame_reals, q, workspace, T)
-    return 3 if not_finite(T) else 0
+    frame_placement(reals, ints, frame_ints, frame_reals, q, unowned(owned), T)
+    return hold(owned, 3 if not_finite(T) else 0)

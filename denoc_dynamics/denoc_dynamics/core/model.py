@@ -15,14 +15,17 @@ A new kernel takes ``(reals, ints, ..., workspace, out)`` from Python and opens 
 
     model, data = model_arrays(reals, ints), data_arrays(workspace, n)
 
-The compiled entries that Python calls pass their buffers on :func:`unowned` (views
-that numba does not reference-count; see there).
+The compiled entries that Python calls take the model as one buffer,
+:attr:`Model.buffer` (:func:`open_model`: reals and ints in one array, one argument
+fewer), allocate the workspace themselves, and pass both on :func:`unowned` (views
+that numba does not reference-count; see there), the workspace held by :func:`hold`.
 
 Bodies i = 0..n-1 (the papers' 1..n) hang in a tree by the parent array lambda(i) < i,
 -1 for the fixed base; a serial chain is lambda(i) = i - 1.
 """
 
 from collections import namedtuple
+import copy
 
 import numba
 from numba import types
@@ -88,6 +91,8 @@ class Model:
     ``reals`` holds each body's constants (see :func:`model_arrays`), gravity and the
     mimic map; ``ints`` (4, n) holds lambda(i), the joint type (1 prismatic, 0
     revolute), the column of each body's coordinate and its leader body (mimic joints).
+    Both are views of one ``buffer`` (:func:`model_views`), which the compiled entries
+    take: a change written into ``reals`` (a payload) is the entries' too.
 
     Each body's constants are written in a frame whose z axis is its joint's axis, as
     in the Denavit-Hartenberg frames of Saha's papers: body i's URDF frame is turned
@@ -100,8 +105,8 @@ class Model:
         """Lay out ``chain``'s per-body arrays and ``gravity`` (base frame)."""
         n = chain.n
         self.n = n
-        self.reals = np.zeros((MODEL_REALS + 2) * n + 3)
-        self.ints = np.zeros((4, n), dtype=np.int64)
+        self.buffer = np.zeros(model_size(n))
+        self.reals, self.ints = model_views(self.buffer)
         parent = getattr(chain, 'parent', np.arange(n) - 1)
         self.ints[0] = parent
         self.ints[1] = chain.prismatic
@@ -124,6 +129,30 @@ class Model:
     def data(self) -> np.ndarray:
         """Return a new workspace for one state (Pinocchio's Data)."""
         return np.zeros(workspace_size(self.n, self.n - int(np.sum(self.ints[3] >= 0))))
+
+    def copy(self) -> 'Model':
+        """Return a copy with its own buffer (a payload changes one body's constants)."""
+        new = copy.copy(self)
+        new.buffer = self.buffer.copy()
+        new.reals, new.ints = model_views(new.buffer)
+        return new
+
+
+def model_size(n_bodies):
+    """Return the float64 entries of a model's buffer: reals, then ints bit for bit."""
+    return (MODEL_REALS + 2 + 4) * n_bodies + 3
+
+
+def model_views(buffer):
+    """
+    Return (reals, ints (4, n_bodies)) of a model's buffer, views: :class:`Model`'s.
+
+    The buffer is the reals, then the ints bit for bit; its length fixes n_bodies
+    (:func:`model_size`).  Compiled code reads it with :func:`open_model`.
+    """
+    n = (buffer.shape[0] - 3) // (MODEL_REALS + 6)
+    split = (MODEL_REALS + 2) * n + 3
+    return buffer[:split], buffer[split:].view(np.int64).reshape(4, n)
 
 
 def body_constants(A, mass, com, inertia):
@@ -260,3 +289,36 @@ else:
         def codegen(context, builder, signature, args):
             return _unowned_value(context, builder, signature.args[0], args[0])
         return x(x), codegen
+
+
+@njit_inline
+def open_model(buffer):
+    """
+    Return (reals, ints) of a model's buffer (:func:`model_views`) on :func:`unowned`.
+
+    For the compiled entries, whose argument the buffer is: one array to pass from
+    Python instead of two (numba's call costs about 30 ns per array).
+    """
+    buffer = unowned(buffer)
+    n = (buffer.shape[0] - 3) // (MODEL_REALS + 6)
+    split = (MODEL_REALS + 2) * n + 3
+    return buffer[:split], _vectors(buffer[split:].view(np.int64), 0, 1, 4, n)[0]
+
+
+if numba.config.DISABLE_JIT:
+    def hold(owned, value):
+        """Return value (without the JIT nothing is freed early)."""
+        return value
+else:
+    @intrinsic
+    def hold(typingctx, owned, value):
+        """
+        Return ``value``, a use of the array ``owned``, which numba frees after its last use.
+
+        A compiled entry that allocates a workspace and runs the kernels on an
+        :func:`unowned` view of it returns its result through this, so that the
+        workspace lives until the kernels are done.
+        """
+        def codegen(context, builder, signature, args):
+            return args[1]
+        return value(owned, value), codegen

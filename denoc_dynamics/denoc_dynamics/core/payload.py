@@ -128,11 +128,10 @@ def with_payload(robot, link: str, mass: float, com, inertia):
     body_mass[k], body_com[k], body_inertia[k] = m_k, c_k, I_k
     _check_triangle(chain.merged_links[k] + [f'payload on {link}'], I_k)
     new.chain = dataclasses.replace(chain, mass=body_mass, com=body_com, inertia=body_inertia)
-    new.model = model = copy.copy(robot.model)
-    model.reals = robot.model.reals.copy()
+    new.model = model = robot.model.copy()
     arrays = model_arrays(model.reals, model.ints)
     arrays.m[k], arrays.c[k], arrays.I_O[k] = body_constants(model.A[k], m_k, c_k, I_k)
-    new._reals = model.reals
+    new._buffer, new._reals, new._ints = model.buffer, model.reals, model.ints
     return new
 
 
@@ -154,18 +153,19 @@ def _attached(robot, k, T, mass, com, inertia):
     chain, model = robot.chain, robot.model
     body_mass, body_com, body_inertia = chain.mass.copy(), chain.com.copy(), \
         chain.inertia.copy()
-    reals = model.reals.copy()
+    model = model.copy()
     try:
         status = attach(mass, com, inertia, T, k, model.A, body_mass, body_com, body_inertia,
-                        reals, model.ints)
+                        model.reals, model.ints)
     except TypeError:                          # other shapes or layouts than attach's
         return None
     if status:
         return None
-    new = _replaced(robot, _local=threading.local(), _reals=reals,
+    new = _replaced(robot, _local=threading.local(), _buffer=model.buffer, _reals=model.reals,
+                    _ints=model.ints,
                     chain=_replaced(chain, mass=body_mass, com=body_com,
                                     inertia=body_inertia),
-                    model=_replaced(model, reals=reals))
+                    model=model)
     return new
 
 

@@ -2,8 +2,8 @@
 The public face of the core: a robot loaded from a URDF, with the DeNOC algorithms.
 
 Every method takes one state (q of shape (n,)) or a batch (q of shape (..., n)) and
-returns the matching shapes.  One state calls a compiled kernel of the core on this
-thread's workspace; a batch runs the same kernel over the states in parallel
+returns the matching shapes.  One state calls a compiled kernel of the core on a
+workspace of its own; a batch runs the same kernel over the states in parallel
 (:mod:`.batch`).  Non-finite input, or input whose last axis is not n, raises
 ValueError; finite input whose result is not finite (it overflowed: joint speeds of
 1e155 rad/s, efforts of 1e308 N m) raises :class:`NonFiniteResult`, a ValueError, so
@@ -187,7 +187,8 @@ class Robot(TaskSpace):
         if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
             raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
         self.model = Model(chain, self.gravity)
-        self._reals, self._ints = self.model.reals, self.model.ints
+        self._buffer, self._reals, self._ints = (self.model.buffer, self.model.reals,
+                                                 self.model.ints)
         self._A = np.ascontiguousarray(self.model.A)
         self._nb = chain.n
         coordinates = chain.coordinates
@@ -532,25 +533,24 @@ class Robot(TaskSpace):
         """
         Return ``algorithm`` (a code of :mod:`.call`) at (q, x1, x2): every call's entry.
 
-        One state of float64 vectors without wrenches: the compiled checked call on this
-        thread's workspace, without numba's dispatch (the types checked here,
+        One state of float64 vectors without wrenches: the compiled checked call on the
+        model's buffer, without numba's dispatch (the types checked here,
         :func:`.call.entry_point`).  Otherwise, or if that call finds a length or the result
         wrong, :meth:`_checked_call`.
         """
-        data = getattr(self._local, 'data', None)
         # _vector of q, x1 and x2 written out: three Python calls fewer (0.1 us at n = 7)
-        if (f_ext is None and data is not None
+        if (f_ext is None
                 and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1
                 and type(x1) is _ARRAY and x1.dtype is _FLOAT and x1.ndim == 1
                 and type(x2) is _ARRAY and x2.dtype is _FLOAT and x2.ndim == 1):
             rows = self._rows[algorithm]
             if rows:
                 out = np.empty((rows, self._n))
-                if MATRIX_ENTRY(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                if MATRIX_ENTRY(algorithm, self._buffer, q, x1, x2, out):
                     return out
             else:
                 out = np.empty(self._n)
-                if VECTOR_ENTRY(algorithm, self._reals, self._ints, q, x1, x2, data, out):
+                if VECTOR_ENTRY(algorithm, self._buffer, q, x1, x2, out):
                     return out
         return self._checked_call(algorithm, q, x1, x2, f_ext)
 
@@ -561,16 +561,15 @@ class Robot(TaskSpace):
         One float64 vector: the compiled checked call without the rates (two arrays
         fewer for numba to take); otherwise :meth:`_checked_call`.
         """
-        data = getattr(self._local, 'data', None)
-        if data is not None and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:  # _vector
+        if type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:  # _vector
             rows = self._rows[algorithm]
             if rows:
                 out = np.empty((rows, self._n))
-                if CONFIGURATION_MATRIX_ENTRY(algorithm, self._reals, self._ints, q, data, out):
+                if CONFIGURATION_MATRIX_ENTRY(algorithm, self._buffer, q, out):
                     return out
             else:
                 out = np.empty(self._n)
-                if CONFIGURATION_VECTOR_ENTRY(algorithm, self._reals, self._ints, q, data, out):
+                if CONFIGURATION_VECTOR_ENTRY(algorithm, self._buffer, q, out):
                     return out
         return self._checked_call(algorithm, q, q, q, None)
 
@@ -584,7 +583,7 @@ class Robot(TaskSpace):
             raise ValueError('this call takes no external wrenches')
         if q.ndim == 1 and f_ext is None:        # checked: the compiled call cannot fail
             out = np.empty((rows, self._n) if rows else self._n)
-            call_state(algorithm, self._reals, self._ints, q, x1, x2, self._data(), out)
+            call_state(algorithm, self._buffer, q, x1, x2, out)
             return _finite(out)
         if q.ndim == 1:
             out = np.empty((max(rows, 1), self._n))
@@ -703,7 +702,7 @@ class Robot(TaskSpace):
         G_abs = np.abs(self._G)
         sigma = np.einsum('ik,ij,jk->k', G_abs, np.abs(M), G_abs)
         zero, out = np.zeros(self._n), np.empty((self._n + 1, self._n))
-        call_state(call.UDU, self._reals, self._ints, zero, zero, zero, self.model.data(), out)
+        call_state(call.UDU, self._buffer, zero, zero, zero, out)
         d = out[-1]
         failed = np.flatnonzero(~(d > ARTICULATED_EPS * sigma))
         if failed.size:

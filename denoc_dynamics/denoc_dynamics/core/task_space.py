@@ -28,7 +28,7 @@ from .call import ARRAY as _ARRAY, entry_point, FLOAT as _FLOAT
 from .frame_jacobian import frame_acceleration_bias, frame_acceleration_bias_checked
 from .frame_jacobian import frame_jacobian, frame_jacobian_checked
 from .frame_jacobian import frame_velocity, frame_velocity_checked
-from .frames import frame_buffers, frame_placement, frame_placement_checked, frame_workspace
+from .frames import frame_buffer, frame_buffers, frame_placement, frame_placement_checked
 from .task_space_inertia import dynamically_consistent_inverse, task_space_inertia
 from .task_space_inertia import task_space_inertia_checked
 
@@ -64,6 +64,7 @@ class TaskSpace:
         self._sweeps = self._G is None or self._mimic is not None
         self._frame_index = self.chain.frame_index
         self._frame_buffers = {}          # (frame, reference) -> (frame_ints, frame_reals)
+        self._checked_frames = {}         # (frame, reference) -> their frame_buffer
         self._row_sets = {None: _ALL_ROWS}    # rows as given -> checked int64 array
 
     @property
@@ -76,7 +77,6 @@ class TaskSpace:
         buffers = self._frame_buffers.get((frame, reference)) if isinstance(frame, str) and \
             isinstance(reference, str) else None
         if buffers is not None:
-            self._thread_frame(frame, reference, buffers)
             return buffers
         f = self._frame_index.get(frame) if isinstance(frame, str) else None
         if f is None:
@@ -89,21 +89,9 @@ class TaskSpace:
             raise ValueError(f'reference must be one of {REFERENCES}, got {reference!r}')
         buffers = frame_buffers(self.chain, self.model.A, f, REFERENCES.index(reference))
         self._frame_buffers[frame, reference] = buffers
-        self._thread_frame(frame, reference, buffers)
+        # from now on a float64 state of this frame goes straight to the checked kernel
+        self._checked_frames[frame, reference] = frame_buffer(buffers)   # (_fast)
         return buffers
-
-    def _thread_frame(self, frame, reference, buffers):
-        """
-        Give this thread the frame's buffer of the checked kernels (a frame_workspace).
-
-        The frame's two buffers and a workspace in one: from now on a float64 state of
-        this frame on this thread goes straight to the checked kernel (:meth:`_fast`).
-        """
-        frames = getattr(self._local, 'frames', None)
-        if frames is None:
-            frames = self._local.frames = {}
-        if (frame, reference) not in frames:
-            frames[frame, reference] = frame_workspace(buffers, self.model.data().shape[0])
 
     def _frame_kernel(self, algorithm, kernel, buffers, q, shape, qd=None, rows=None,
                       damping=0.0):
@@ -139,14 +127,12 @@ class TaskSpace:
         Return the checked kernel's result at one float64 state, or None.
 
         ``states`` (q, or q and qd) are among ``args``, the kernel's arguments between
-        this thread's frame buffer (:meth:`_thread_frame`) and out.  None (the caller's
+        the frame's buffer (:func:`.frames.frame_buffer`) and out.  None (the caller's
         full checks take over) for anything the kernel does not take as it is: a frame
-        not yet used on this thread, an unknown frame or reference, a batch, other
-        types, bad values.
+        not yet used, an unknown frame or reference, a batch, other types, bad values.
         """
-        frames = getattr(self._local, 'frames', None)
         try:
-            buffer = frames.get((frame, reference)) if frames is not None else None
+            buffer = self._checked_frames.get((frame, reference))
         except TypeError:          # an unhashable frame or reference: the full checks say so
             return None
         if buffer is None:
@@ -155,7 +141,7 @@ class TaskSpace:
             if not _robot._vector(x):
                 return None
         out = np.empty(shape)
-        status = checked(self._reals, self._ints, buffer, *args, out)
+        status = checked(self._buffer, buffer, *args, out)
         return out if status == 0 else None
 
     def frame_placement(self, q, frame) -> np.ndarray:
@@ -182,15 +168,14 @@ class TaskSpace:
         are the n coordinates, each mimic joint's column added to its leader's times
         its multiplier (J G).  A frame on the base has J = 0.
         """
-        frames = getattr(self._local, 'frames', None)      # _fast and _vector written
-        if frames is not None and type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:
-            try:                                             # out: the most frequent call
-                buffer = frames.get((frame, reference))
+        if type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1:  # _fast and _vector
+            try:                                      # written out: the most frequent call
+                buffer = self._checked_frames.get((frame, reference))
             except TypeError:      # an unhashable frame or reference: the full checks say so
                 buffer = None
             if buffer is not None:
                 J = np.empty((6, self._n))
-                if not _JACOBIAN_ENTRY(self._reals, self._ints, buffer, q, J):
+                if not _JACOBIAN_ENTRY(self._buffer, buffer, q, J):
                     return J
         buffers = self._frame(frame, reference)
         q = self._state(q, 'q')

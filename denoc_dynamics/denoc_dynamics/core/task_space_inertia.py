@@ -70,10 +70,10 @@ import numpy as np
 
 from .forward_dynamics import cholesky, cholesky_solve, solve
 from .frames import bad_state, CHECKED, frame_arrays, INTS, MATRIX, MODEL, not_finite
-from .frames import split_frame_workspace, STATES
+from .frames import open_frame, STATES
 from .kinematics import kinematics
 from .mimic import constraint_columns, constraint_metric
-from .model import data_arrays, model_arrays
+from .model import data_arrays, hold, model_arrays, unowned
 from .spatial import dot, move_wrench, moved_wrench, njit, njit_inline, p_dot
 from .udu import articulated_bodies
 
@@ -310,21 +310,20 @@ def dynamically_consistent_inverse(reals, ints, frame_ints, frame_reals, rows, q
 
 @numba.njit([types.int64(*MODEL, INTS, state, types.float64, MATRIX) for state in STATES],
             **CHECKED)
-def task_space_inertia_checked(reals, ints, buffer, rows, q, damping, Lambda):
+def task_space_inertia_checked(model, frame, rows, q, damping, Lambda):
     """
     Run :func:`task_space_inertia` as :func:`.frames.frame_placement_checked` does.
 
     4 for a frame on the base, 10 + j where its row j is singular.
     """
-    reals, ints, frame_ints, frame_reals, workspace = split_frame_workspace(
-        reals, ints, buffer)
+    reals, ints, frame_ints, frame_reals, owned = open_frame(model, frame)
     status = bad_state(frame_ints, q, q)
     if status:
         return status
     if frame_ints[2] == 0:
         return 4
-    status = task_space_inertia(reals, ints, frame_ints, frame_reals, rows, q, damping,
-                                workspace, Lambda)
+    status = hold(owned, task_space_inertia(reals, ints, frame_ints, frame_reals, rows, q,
+                                            damping, unowned(owned), Lambda))
     if status:
         return 10 + status - 1
     return 3 if not_finite(Lambda) else 0
