@@ -122,27 +122,26 @@ class TaskSpace:
                                  status, numba.get_num_threads())
         return out.reshape(batch_shape + shape), status.reshape(batch_shape)
 
-    def _fast(self, checked, frame, reference, shape, states, *args):
+    def _fast(self, checked, frame, reference, shape, q, qd, *args):
         """
         Return the checked kernel's result at one float64 state, or None.
 
-        ``states`` (q, or q and qd) are among ``args``, the kernel's arguments between
-        the frame's buffer (:func:`.frames.frame_buffer`) and out.  None (the caller's
-        full checks take over) for anything the kernel does not take as it is: a frame
-        not yet used, an unknown frame or reference, a batch, other types, bad values.
+        ``args`` are the kernel's arguments between the frame's buffer
+        (:func:`.frames.frame_buffer`) and out, among them the state q (and qd; q
+        again for a call of q alone).  None (the caller's full checks take over) for
+        anything the kernel does not take as it is: a frame not yet used, an unknown
+        frame or reference, a batch, other types, bad values.
         """
         try:
             buffer = self._checked_frames.get((frame, reference))
         except TypeError:          # an unhashable frame or reference: the full checks say so
             return None
-        if buffer is None:
+        if (buffer is None                           # _vector of q and qd written out
+                or not (type(q) is _ARRAY and q.dtype is _FLOAT and q.ndim == 1)
+                or not (type(qd) is _ARRAY and qd.dtype is _FLOAT and qd.ndim == 1)):
             return None
-        for x in states:
-            if not _robot._vector(x):
-                return None
         out = np.empty(shape)
-        status = checked(self._buffer, buffer, *args, out)
-        return out if status == 0 else None
+        return out if checked(self._buffer, buffer, *args, out) == 0 else None
 
     def frame_placement(self, q, frame) -> np.ndarray:
         """
@@ -151,7 +150,7 @@ class TaskSpace:
         Any URDF link: a body's own link, a link merged into it by fixed joints
         (``flange``, ``tool0``), or one fixed to the base (constant).
         """
-        out = self._fast(_PLACEMENT_ENTRY, frame, 'local_world_aligned', (4, 4), (q,), q)
+        out = self._fast(_PLACEMENT_ENTRY, frame, 'local_world_aligned', (4, 4), q, q, q)
         if out is not None:
             return out
         buffers = self._frame(frame)
@@ -184,7 +183,7 @@ class TaskSpace:
 
     def frame_velocity(self, q, qd, frame, reference='local_world_aligned') -> np.ndarray:
         """Return the velocity J qd (..., 6) of link ``frame``, [linear; angular]."""
-        out = self._fast(_VELOCITY_ENTRY, frame, reference, (6,), (q, qd), q, qd)
+        out = self._fast(_VELOCITY_ENTRY, frame, reference, (6,), q, qd, q, qd)
         if out is not None:
             return out
         buffers = self._frame(frame, reference)
@@ -203,7 +202,7 @@ class TaskSpace:
         the frame's axes; in ``'world'`` the classical acceleration of the body point
         at the base origin.  The acceleration at any qdd is J qdd plus this.
         """
-        out = self._fast(_BIAS_ENTRY, frame, reference, (6,), (q, qd), q, qd)
+        out = self._fast(_BIAS_ENTRY, frame, reference, (6,), q, qd, q, qd)
         if out is not None:
             return out
         buffers = self._frame(frame, reference)
@@ -292,8 +291,8 @@ class TaskSpace:
         if checked is not None and type(damping) is float and 0.0 <= damping < np.inf and \
                 self._sweeps:
             k = checked.shape[0]
-            out = self._fast(_INERTIA_ENTRY, frame, 'local_world_aligned', (k, k),
-                             (q,), checked, q, damping)
+            out = self._fast(_INERTIA_ENTRY, frame, 'local_world_aligned', (k, k), q, q,
+                             checked, q, damping)
             if out is not None:
                 return out
         return self._task_space(frame_batch.TASK_SPACE_INERTIA, task_space_inertia, q, frame,
