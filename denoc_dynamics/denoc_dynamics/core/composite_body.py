@@ -33,7 +33,7 @@ import numpy as np
 
 from .kinematics import kinematics
 from .model import data_arrays, model_arrays
-from .spatial import cross, dot, matvec, njit
+from .spatial import cross, dot, matvec, njit, njit_inline
 
 
 @njit
@@ -51,7 +51,7 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
     I_C = mass_centre_inertias(M, d, m)
     m_c, s, J = _composite_moments(lam, m, O + d, I_C)
     F, N = _inertia_forces(lam, prismatic, qd, u, O, d, m, I_C)
-    L, h, x, y = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    L, h, y = np.empty(3), np.empty(3), np.empty(3)
     H[:] = 0.0
     for j in range(n):
         if prismatic[j]:                                            # 003 eqs. 4-9
@@ -66,15 +66,17 @@ def composite_body(reals, ints, q, qd, workspace, H, b):
             cross(s[j], y, h)
             for a in range(3):
                 h[a] += dot(J[j, a], u[j])
+        h0, h1, h2, L0, L1, L2 = h[0], h[1], h[2], L[0], L[1], L[2]
         k = j
         while k >= 0:                                               # 003 eqs. 10-12
-            H[k, j] = H[j, k] = _along(prismatic[k], u[k], O[k], h, L, x)
+            H[k, j] = H[j, k] = _along(prismatic[k], u, O, k, h0, h1, h2, L0, L1, L2)
             k = lam[k]
         for a in range(3):                                          # the weight m~_j g
             L[a] = -m_c[j] * g[a]
         cross(g, s[j], h)                                           # s_j x (-g)
-        b[j] = (_along(prismatic[j], u[j], O[j], N[j], F[j], x)     # 003 eq. 31
-                + _along(prismatic[j], u[j], O[j], h, L, x))
+        b[j] = (_along(prismatic[j], u, O, j, N[j, 0], N[j, 1], N[j, 2], F[j, 0], F[j, 1],
+                       F[j, 2])                                     # 003 eq. 31
+                + _along(prismatic[j], u, O, j, h[0], h[1], h[2], L[0], L[1], L[2]))
 
 
 @njit
@@ -95,13 +97,23 @@ def _steiner(I, m, c, out):
             out[a, e] = I[a, e] + m * ((cc if a == e else 0.0) - c[a] * c[e])
 
 
-@njit
-def _along(prismatic, u, O, h, L, x):
-    """Return the component along joint (u, O) of (h about the origin, L) (003 eqs. 10-12)."""
+@njit_inline
+def _along(prismatic, u, O, k, h0, h1, h2, L0, L1, L2):
+    """
+    Return the component along joint k (u_k, O_k) of (h about the origin, L) (003 eqs. 10-12).
+
+    u_k . L for a prismatic joint, u_k . (h - O_k x L) for a revolute one.  The pair
+    (h, L) comes as numbers and joint k by its index: the loop over the pairs of H
+    then makes no row view and calls no helper (at n = 200 those took 1.2 ms of
+    numba's reference counting, against 0.08 ms for the GIM).
+    """
+    u0, u1, u2 = u[k, 0], u[k, 1], u[k, 2]
     if prismatic:
-        return dot(u, L)
-    cross(O, L, x)
-    return dot(u, h) - dot(u, x)
+        return u0 * L0 + u1 * L1 + u2 * L2
+    x0 = O[k, 1] * L2 - O[k, 2] * L1                                 # O_k x L
+    x1 = O[k, 2] * L0 - O[k, 0] * L2
+    x2 = O[k, 0] * L1 - O[k, 1] * L0
+    return (u0 * h0 + u1 * h1 + u2 * h2) - (u0 * x0 + u1 * x1 + u2 * x2)
 
 
 @njit
