@@ -29,7 +29,7 @@ from numba import types
 import numpy as np
 
 from .composite_body import composite_body
-from .energy import energies
+from .energy import energies, potential_energy
 from .forward_dynamics import cholesky, cholesky_solve, forward_dynamics
 from .forward_dynamics import forward_dynamics_cholesky
 from .frames import CHECKED, MATRIX, not_finite, STATES, VECTOR
@@ -47,12 +47,13 @@ from .udu import eliminate, udu
 #: The algorithms, by code.
 (INVERSE_DYNAMICS, FORWARD_DYNAMICS, FORWARD_DYNAMICS_CHOLESKY, INERTIA_MATRIX, UDU,
  INVERSE_INERTIA, COMPOSITE_BODY, BIAS_FORCES, GRAVITY, ENERGIES,
- ANALYTICAL_INVERSE_INERTIA) = range(11)
+ ANALYTICAL_INVERSE_INERTIA, POTENTIAL_ENERGY) = range(12)
 
 #: Rows of each algorithm's result: 0 a vector (n,); 'n' (n, n); 'n+1' (n + 1, n); 2.
 ROWS = {INVERSE_DYNAMICS: 0, FORWARD_DYNAMICS: 0, FORWARD_DYNAMICS_CHOLESKY: 0,
         BIAS_FORCES: 0, GRAVITY: 0, INERTIA_MATRIX: 'n', INVERSE_INERTIA: 'n',
-        ANALYTICAL_INVERSE_INERTIA: 'n', UDU: 'n+1', COMPOSITE_BODY: 'n+1', ENERGIES: 2}
+        ANALYTICAL_INVERSE_INERTIA: 'n', UDU: 'n+1', COMPOSITE_BODY: 'n+1', ENERGIES: 2,
+        POTENTIAL_ENERGY: 2}
 
 
 @njit_inline
@@ -101,6 +102,8 @@ def run_matrix(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
         composite_body(reals, ints, q, x1, workspace, out[:n], out[n])
     elif algorithm == ENERGIES:
         energies(reals, ints, q, x1, workspace, out)
+    elif algorithm == POTENTIAL_ENERGY:
+        potential_energy(reals, ints, q, workspace, out)
     else:
         run_vector(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out[0])
 
@@ -162,7 +165,7 @@ def run_mimic_rows(algorithm, reals, ints, q, x1, x2, f_ext, workspace, out):
                workspace, out_b)
     if algorithm == INVERSE_DYNAMICS or algorithm == BIAS_FORCES or algorithm == GRAVITY:
         to_coordinates(model, out_b[0], out[0])
-    elif algorithm == ENERGIES:
+    elif algorithm == ENERGIES or algorithm == POTENTIAL_ENERGY:
         out[:] = 0.0
         out[0, 0], out[1, 0] = out_b[0, 0], out_b[1, 0]
     elif algorithm == COMPOSITE_BODY:

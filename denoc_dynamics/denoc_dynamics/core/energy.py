@@ -10,11 +10,14 @@ With the twists t_i = [w_i; v_i] at the joint origins O_i (000 eq. 10, as
 and the potential energy of the weights, zero at the base origin,
 
     V = -sum_i m_i g . C_i,   C_i = O_i + d_i.
+
+V alone needs only the placements and the mass centres (:func:`.kinematics.geometry`),
+not the extended masses M_i: :func:`potential_energy` is its own pass.
 """
 
-from .kinematics import kinematics
+from .kinematics import geometry, kinematics
 from .model import data_arrays, model_arrays
-from .spatial import add_p, body_inertia_times, dot, njit, twist_to_child
+from .spatial import add_p, body_inertia_times, dot, njit, njit_inline, twist_to_child
 
 
 @njit
@@ -22,9 +25,9 @@ def energies(reals, ints, q, qd, workspace, out):
     """Write out[0, 0] = T and out[1, 0] = V at (q, qd), the rest of out (2, n) zero."""
     model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
     kinematics(model, data, q)
-    lam, prismatic, m, g = model.lam, model.prismatic, model.m, model.g
-    t, y, p, O, d = data.t, data.y, data.p, data.O, data.d
-    T, V = 0.0, 0.0
+    lam, prismatic = model.lam, model.prismatic
+    t, y, p = data.t, data.y, data.p
+    T = 0.0
     for i in range(lam.shape[0]):
         if lam[i] >= 0:
             twist_to_child(data.r[i], t[lam[i]], t[i])              # 000 eq. 10
@@ -33,7 +36,25 @@ def energies(reals, ints, q, qd, workspace, out):
         add_p(p[i], qd[i], prismatic[i], t[i])
         body_inertia_times(data.M[i], t[i], y[i], False)            # M_i t_i
         T += 0.5 * dot(t[i], y[i])
+    out[:] = 0.0
+    out[0, 0], out[1, 0] = T, weights_energy(model, data)
+
+
+@njit
+def potential_energy(reals, ints, q, workspace, out):
+    """Write out[1, 0] = V at q, the rest of out (2, n) zero: the placements alone."""
+    model, data = model_arrays(reals, ints), data_arrays(workspace, q.shape[0])
+    geometry(model, data, q)
+    out[:] = 0.0
+    out[1, 0] = weights_energy(model, data)
+
+
+@njit_inline
+def weights_energy(model, data):
+    """Return V = -sum_i m_i g . (O_i + d_i) at the placements in ``data``."""
+    m, g, O, d = model.m, model.g, data.O, data.d
+    V = 0.0
+    for i in range(m.shape[0]):
         V -= m[i] * (g[0] * (O[i, 0] + d[i, 0]) + g[1] * (O[i, 1] + d[i, 1])
                      + g[2] * (O[i, 2] + d[i, 2]))
-    out[:] = 0.0
-    out[0, 0], out[1, 0] = T, V
+    return V

@@ -66,7 +66,7 @@ ARGUMENTS = {call.INVERSE_DYNAMICS: ('q', 'qd', 'qdd'), call.BIAS_FORCES: ('q', 
              call.FORWARD_DYNAMICS_CHOLESKY: ('q', 'qd', 'tau'),
              call.INERTIA_MATRIX: ('q',), call.UDU: ('q',), call.INVERSE_INERTIA: ('q',),
              call.ANALYTICAL_INVERSE_INERTIA: ('q',), call.COMPOSITE_BODY: ('q', 'qd'),
-             call.ENERGIES: ('q', 'qd')}
+             call.ENERGIES: ('q', 'qd'), call.POTENTIAL_ENERGY: ('q',)}
 
 #: The calls that take external wrenches.
 WRENCHES = (call.INVERSE_DYNAMICS, call.BIAS_FORCES, call.FORWARD_DYNAMICS,
@@ -526,7 +526,7 @@ class Robot(TaskSpace):
 
     def potential_energy(self, q) -> np.ndarray:
         """Return V = -sum m_i g . C_i (zero at the base origin)."""
-        return self._call_configuration(call.ENERGIES, q)[..., 1, 0]
+        return self._call_configuration(call.POTENTIAL_ENERGY, q)[..., 1, 0]
 
     # --- the one entry -----------------------------------------------------------
     def _call(self, algorithm, q, x1, x2, f_ext=None):

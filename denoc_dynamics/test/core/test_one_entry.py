@@ -111,6 +111,8 @@ def test_gravity_and_energies_by_their_own_passes(name):
         C = robot.kinematics(q).C
         V = -np.einsum('i,ij,j->', robot.chain.mass, C, robot.gravity)
         assert abs(robot.potential_energy(q) - V) <= 1e-13 * (abs(V) + 1.0)
+        both = robot._call(call.ENERGIES, q, qd, qd)     # T and V in one sweep
+        assert both[0, 0] == T and abs(both[1, 0] - V) <= 1e-13 * (abs(V) + 1.0)
 
 
 @pytest.mark.parametrize('call', sorted(CALLS))
