@@ -17,6 +17,9 @@ gravity            ``gravity_torques``                    ``computeGeneralizedGr
 GIM                ``inertia_matrix``                     ``crba``
 UDU                ``udu``                                ``crba`` + ``cholesky.decompose``
 inverse GIM        ``inverse_inertia_matrix``             ``computeMinverse``
+composite body     ``composite_body`` (H, b)              ``crba`` + ``nonLinearEffects``
+kinetic energy     ``kinetic_energy``                     ``computeKineticEnergy``
+potential energy   ``potential_energy``                   ``computePotentialEnergy``
 =================  =====================================  ==============================
 
 The same rows for the xArm7 of example-robot-data (a second 7-DOF arm: the KUKA iiwa
@@ -59,6 +62,10 @@ def _pin_calls(pin, model, data, q, qd, qdd, tau):
         'GIM': lambda: pin.crba(model, data, q),
         'UDU': udu,
         'inverse GIM': lambda: pin.computeMinverse(model, data, q),
+        'composite body': lambda: (pin.crba(model, data, q),
+                                   pin.nonLinearEffects(model, data, q, qd)),
+        'kinetic energy': lambda: pin.computeKineticEnergy(model, data, q, qd),
+        'potential energy': lambda: pin.computePotentialEnergy(model, data, q),
     }
 
 
@@ -113,6 +120,9 @@ def pair(opts, pin, robot, model, data, path, label) -> dict:
         'GIM': lambda: robot.inertia_matrix(q),
         'UDU': lambda: robot.udu(q),
         'inverse GIM': lambda: robot.inverse_inertia_matrix(q),
+        'composite body': lambda: robot.composite_body(q, qd),
+        'kinetic energy': lambda: robot.kinetic_energy(q, qd),
+        'potential energy': lambda: robot.potential_energy(q),
     }
     peer_of = {call: 'FD' for call in ours if call.startswith('FD')}
     peers = _pin_calls(pin, model, data, q, qd, qdd, tau) if pin is not None else {}
@@ -130,6 +140,15 @@ def pair(opts, pin, robot, model, data, path, label) -> dict:
             robot.gravity_torques(q), pin.computeGeneralizedGravity(model, data, q))
         checks['inverse GIM vs computeMinverse'] = common.rel_error(
             robot.inverse_inertia_matrix(q), _symmetric(pin.computeMinverse(model, data, q)))
+        H, b = robot.composite_body(q, qd)
+        checks['composite body H vs crba'] = common.rel_error(
+            H, _symmetric(pin.crba(model, data, q)))
+        checks['composite body b vs nonLinearEffects'] = common.rel_error(
+            b, pin.nonLinearEffects(model, data, q, qd))
+        checks['kinetic energy vs computeKineticEnergy'] = common.rel_error(
+            robot.kinetic_energy(q, qd), pin.computeKineticEnergy(model, data, q, qd))
+        checks['potential energy vs computePotentialEnergy'] = common.rel_error(
+            robot.potential_energy(q), pin.computePotentialEnergy(model, data, q))
     rows, _ = common.side_by_side(
         {call: (f, peers.get(peer_of.get(call, call))) for call, f in ours.items()}, opts)
     return {'robot': label, 'urdf': path, 'rows': rows,
@@ -214,7 +233,10 @@ def run(opts) -> dict:
     result['pinocchio_peers'] = {'FD': 'aba', 'ID': 'rnea', 'bias forces': 'nonLinearEffects',
                                  'gravity': 'computeGeneralizedGravity', 'GIM': 'crba',
                                  'UDU': 'crba + cholesky.decompose',
-                                 'inverse GIM': 'computeMinverse'}
+                                 'inverse GIM': 'computeMinverse',
+                                 'composite body': 'crba + nonLinearEffects',
+                                 'kinetic energy': 'computeKineticEnergy',
+                                 'potential energy': 'computePotentialEnergy'}
     result['targets'] = []
     for key, section in (('Panda', result), ('xArm7', result['xarm7']),
                          (f'chain n = {CHAIN_N}', result['chain'])):
