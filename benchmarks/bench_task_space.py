@@ -45,16 +45,17 @@ def _case(pin, robot, model, data, frame, q, what):
     def pin_jacobian():
         return pin.computeFrameJacobian(model, data, q, fid, world_aligned)
 
-    def pin_lambda():
+    def pin_inverse_and_jacobian():
         M_inv = pin.computeMinverse(model, data, q)
-        M_inv = np.triu(M_inv) + np.triu(M_inv, 1).T
-        J = pin.computeFrameJacobian(model, data, q, fid, world_aligned)
+        return (np.triu(M_inv) + np.triu(M_inv, 1).T,
+                pin.computeFrameJacobian(model, data, q, fid, world_aligned))
+
+    def pin_lambda():
+        M_inv, J = pin_inverse_and_jacobian()
         return np.linalg.inv(J @ M_inv @ J.T)
 
     def pin_j_bar():
-        M_inv = pin.computeMinverse(model, data, q)
-        M_inv = np.triu(M_inv) + np.triu(M_inv, 1).T
-        J = pin.computeFrameJacobian(model, data, q, fid, world_aligned)
+        M_inv, J = pin_inverse_and_jacobian()
         M_inv_Jt = M_inv @ J.T
         return M_inv_Jt @ np.linalg.inv(J @ M_inv_Jt)
 
